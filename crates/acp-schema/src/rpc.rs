@@ -1,0 +1,251 @@
+//! JSON-RPC 2.0 building blocks shared by every method: request ids, error codes
+//! and the error object.
+//!
+//! The message envelopes themselves (framing, `jsonrpc: "2.0"`, matching responses
+//! to requests) belong to the runtime crate `acp`; see also [`crate::messages`] for
+//! typed envelopes used in tests and tools.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+
+/// A JSON-RPC request id: `null`, an integer or a string, echoed back with its type.
+///
+/// `Display` keeps `92` and `"92"` apart.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// The `null` id (discouraged; used in responses to unparsable requests).
+    Null,
+    /// An integer id.
+    Number(i64),
+    /// A string id.
+    Str(String),
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Null => f.write_str("null"),
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::Str(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::Str(s.to_string())
+    }
+}
+
+impl From<String> for RequestId {
+    fn from(s: String) -> Self {
+        RequestId::Str(s)
+    }
+}
+
+/// A JSON-RPC error code: an open set of integers with named constants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub i32);
+
+impl ErrorCode {
+    /// -32700: the message was not valid JSON.
+    pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
+    /// -32600: the JSON is not a valid request object.
+    pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
+    /// -32601: the method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
+    /// -32602: the parameters do not fit the method.
+    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
+    /// -32603: an internal error of the handler.
+    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    /// -32000: authentication is required before this operation.
+    pub const AUTH_REQUIRED: ErrorCode = ErrorCode(-32000);
+    /// -32002: a resource (a session, a file) was not found.
+    pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
+    /// -32800: the request was cancelled (`$/cancel_request`, shutdown).
+    pub const REQUEST_CANCELLED: ErrorCode = ErrorCode(-32800);
+
+    /// The name of a known code (`"auth_required"`), or `None`.
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            ErrorCode::PARSE_ERROR => "parse_error",
+            ErrorCode::INVALID_REQUEST => "invalid_request",
+            ErrorCode::METHOD_NOT_FOUND => "method_not_found",
+            ErrorCode::INVALID_PARAMS => "invalid_params",
+            ErrorCode::INTERNAL_ERROR => "internal_error",
+            ErrorCode::AUTH_REQUIRED => "auth_required",
+            ErrorCode::RESOURCE_NOT_FOUND => "resource_not_found",
+            ErrorCode::REQUEST_CANCELLED => "request_cancelled",
+            _ => return None,
+        })
+    }
+
+    /// The standard message for a known code.
+    pub fn default_message(self) -> &'static str {
+        match self {
+            ErrorCode::PARSE_ERROR => "Parse error",
+            ErrorCode::INVALID_REQUEST => "Invalid request",
+            ErrorCode::METHOD_NOT_FOUND => "Method not found",
+            ErrorCode::INVALID_PARAMS => "Invalid params",
+            ErrorCode::INTERNAL_ERROR => "Internal error",
+            ErrorCode::AUTH_REQUIRED => "Authentication required",
+            ErrorCode::RESOURCE_NOT_FOUND => "Resource not found",
+            ErrorCode::REQUEST_CANCELLED => "Request cancelled",
+            _ => "Error",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(name) => write!(f, "{} ({name})", self.0),
+            None => write!(f, "{}", self.0),
+        }
+    }
+}
+
+impl From<i32> for ErrorCode {
+    fn from(code: i32) -> Self {
+        ErrorCode(code)
+    }
+}
+
+/// The JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Error {
+    /// What kind of error this is.
+    pub code: ErrorCode,
+    /// A short, single-sentence description.
+    pub message: String,
+    /// Anything else that helps: a field path, a list of auth methods, …
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::util::default_on_error"
+    )]
+    pub data: Option<Value>,
+}
+
+impl Error {
+    /// An error with a code and a message.
+    pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> Self {
+        Error {
+            code: code.into(),
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Attaches `data`.
+    #[must_use]
+    pub fn data(mut self, data: impl Into<Value>) -> Self {
+        self.data = Some(data.into());
+        self
+    }
+
+    fn standard(code: ErrorCode) -> Self {
+        Error::new(code, code.default_message())
+    }
+
+    /// -32700 Parse error.
+    pub fn parse_error() -> Self {
+        Self::standard(ErrorCode::PARSE_ERROR)
+    }
+    /// -32600 Invalid request.
+    pub fn invalid_request() -> Self {
+        Self::standard(ErrorCode::INVALID_REQUEST)
+    }
+    /// -32601 Method not found.
+    pub fn method_not_found() -> Self {
+        Self::standard(ErrorCode::METHOD_NOT_FOUND)
+    }
+    /// -32602 Invalid params.
+    pub fn invalid_params() -> Self {
+        Self::standard(ErrorCode::INVALID_PARAMS)
+    }
+    /// -32603 Internal error.
+    pub fn internal_error() -> Self {
+        Self::standard(ErrorCode::INTERNAL_ERROR)
+    }
+    /// -32000 Authentication required.
+    pub fn auth_required() -> Self {
+        Self::standard(ErrorCode::AUTH_REQUIRED)
+    }
+    /// -32002 Resource not found; `uri` names it in `data`.
+    pub fn resource_not_found(uri: Option<String>) -> Self {
+        let err = Self::standard(ErrorCode::RESOURCE_NOT_FOUND);
+        match uri {
+            Some(uri) => err.data(serde_json::json!({ "uri": uri })),
+            None => err,
+        }
+    }
+    /// -32800 Request cancelled.
+    pub fn request_cancelled() -> Self {
+        Self::standard(ErrorCode::REQUEST_CANCELLED)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (code {})", self.message, self.code.0)?;
+        if let Some(data) = &self.data {
+            write!(f, ": {data}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<crate::DecodeError> for Error {
+    /// Bad params: -32602 with the field path and serde's message in `data`.
+    fn from(err: crate::DecodeError) -> Self {
+        Error::invalid_params().data(serde_json::json!({
+            "path": err.path,
+            "message": err.message,
+        }))
+    }
+}
+
+/// `$/cancel_request`: either side asks the other to stop working on a request.
+///
+/// The receiver may ignore it; a request it does cancel is answered with
+/// [`ErrorCode::REQUEST_CANCELLED`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CancelRequestNotification {
+    /// The id of the request to cancel.
+    pub request_id: RequestId,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::util::meta"
+    )]
+    pub meta: Option<crate::Meta>,
+}
+
+impl CancelRequestNotification {
+    /// Cancels the request `request_id`.
+    pub fn new(request_id: impl Into<RequestId>) -> Self {
+        CancelRequestNotification {
+            request_id: request_id.into(),
+            meta: None,
+        }
+    }
+}
+
+crate::util::setters!(CancelRequestNotification { opt { meta: crate::Meta } });
