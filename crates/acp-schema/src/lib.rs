@@ -19,7 +19,7 @@
 //!   setters named after their fields.
 //!
 //! # Example
-//! ```ignore
+//! ```
 //! use acp_schema::{ContentBlock, PromptRequest, Request, SessionId};
 //!
 //! let prompt = PromptRequest::new(SessionId::new("sess-1"), vec![ContentBlock::from("Hello")]);
@@ -36,11 +36,41 @@
 
 mod util;
 
+pub mod auth;
+pub mod config;
 pub mod content;
+pub mod elicitation;
 pub mod ext;
+pub mod fs;
+pub mod initialize;
+pub mod mcp;
+pub mod messages;
+pub mod method;
+pub mod permission;
+pub mod plan;
+pub mod prompt;
 pub mod rpc;
+pub mod session;
+pub mod terminal;
+pub mod tool_call;
+pub mod update;
 
+pub use auth::*;
+pub use config::*;
 pub use content::*;
+pub use elicitation::*;
 pub use ext::*;
+pub use fs::*;
+pub use initialize::*;
+pub use mcp::*;
+pub use messages::*;
+pub use method::*;
+pub use permission::*;
+pub use plan::*;
+pub use prompt::*;
 pub use rpc::*;
+pub use session::*;
+pub use terminal::*;
+pub use tool_call::*;
+pub use update::*;
 pub use util::{DecodeError, Meta, decode, decode_value};

@@ -197,6 +197,7 @@ macro_rules! methods {
         #[derive(Debug, Clone, PartialEq, Serialize)]
         #[serde(untagged)]
         #[non_exhaustive]
+        #[allow(clippy::large_enum_variant)] // built once per message and moved, never stored in bulk
         pub enum $req {
             $( $(#[$vdoc])* $variant($params), )*
             /// An `_`-prefixed extension request.
@@ -227,6 +228,7 @@ macro_rules! methods {
         #[derive(Debug, Clone, PartialEq, Serialize)]
         #[serde(untagged)]
         #[non_exhaustive]
+        #[allow(clippy::large_enum_variant)] // built once per message and moved, never stored in bulk
         pub enum $resp {
             $( #[doc = concat!("The result of `", $method, "`.")] $variant($response), )*
             /// The result of an `_`-prefixed extension request.
@@ -252,6 +254,7 @@ macro_rules! methods {
         #[derive(Debug, Clone, PartialEq, Serialize)]
         #[serde(untagged)]
         #[non_exhaustive]
+        #[allow(clippy::large_enum_variant)] // built once per message and moved, never stored in bulk
         pub enum $notif {
             $( $(#[$nvdoc])* $nvariant($nparams), )*
             /// An `_`-prefixed extension notification.

@@ -12,7 +12,7 @@ use std::fmt;
 /// A JSON-RPC request id: `null`, an integer or a string, echoed back with its type.
 ///
 /// `Display` keeps `92` and `"92"` apart.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(untagged)]
 pub enum RequestId {
     /// The `null` id (discouraged; used in responses to unparsable requests).
@@ -30,6 +30,39 @@ impl fmt::Display for RequestId {
             RequestId::Number(n) => write!(f, "{n}"),
             RequestId::Str(s) => write!(f, "{s:?}"),
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = RequestId;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("null, an integer or a string")
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<RequestId, E> {
+                Ok(RequestId::Null)
+            }
+            fn visit_none<E: serde::de::Error>(self) -> Result<RequestId, E> {
+                Ok(RequestId::Null)
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<RequestId, E> {
+                Ok(RequestId::Number(n))
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<RequestId, E> {
+                i64::try_from(n)
+                    .map(RequestId::Number)
+                    .map_err(|_| E::custom("request id is out of the 64-bit integer range"))
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<RequestId, E> {
+                Err(E::custom("request id must be an integer, not a fraction"))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<RequestId, E> {
+                Ok(RequestId::Str(s.to_string()))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 

@@ -1,0 +1,73 @@
+//! Command-line arguments.
+
+use crate::render::Format;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// acp: a terminal client for the Agent Client Protocol.
+#[derive(Debug, Parser)]
+#[command(name = "acp", version, about)]
+pub struct Cli {
+    /// The agent: a name from the config file, or a command line such as
+    /// "npx -y @zed-industries/claude-code-acp". Default: the config's
+    /// default_agent, else acp-agent.
+    #[arg(long, global = true, value_name = "NAME|COMMAND")]
+    pub agent: Option<String>,
+    /// The config file (default: `<config dir>/acp/config.toml`).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Send one prompt and stream the reply (headless).
+    #[command(after_help = crate::exit::HELP_TABLE)]
+    Exec(ExecArgs),
+    /// List the agents of the config file.
+    Agents,
+}
+
+/// Arguments of `acp exec`.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// The prompt (several words are joined with spaces); read from
+    /// standard input when absent or "-". Words starting with @ that name
+    /// files are attached to the prompt.
+    pub prompt: Vec<String>,
+    /// The session's working directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// More directories the session may use (repeatable).
+    #[arg(long = "add-dir", value_name = "DIR")]
+    pub add_dirs: Vec<PathBuf>,
+    /// Continue this session (session/resume if the agent supports it,
+    /// else session/load).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Allow every permission request.
+    #[arg(long, group = "policy")]
+    pub approve_all: bool,
+    /// Allow read and search tool calls, deny the rest.
+    #[arg(long, group = "policy")]
+    pub approve_reads: bool,
+    /// Deny every permission request (the default without a terminal).
+    #[arg(long, group = "policy")]
+    pub deny_all: bool,
+    /// Let the agent read and write files outside the session's directories.
+    #[arg(long)]
+    pub allow_outside_cwd: bool,
+    /// Authenticate with this method (an id from the agent's auth methods)
+    /// before opening the session.
+    #[arg(long, value_name = "METHOD")]
+    pub auth: Option<String>,
+    /// Copy the agent's standard error to ours.
+    #[arg(long, short)]
+    pub verbose: bool,
+}

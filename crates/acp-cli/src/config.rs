@@ -1,0 +1,225 @@
+//! The config file and choosing which agent to run.
+//!
+//! The file is TOML, at `<config dir>/acp/config.toml` (on Linux
+//! `$XDG_CONFIG_HOME/acp/config.toml`, falling back to
+//! `~/.config/acp/config.toml`), or wherever `--config` points:
+//!
+//! ```toml
+//! default_agent = "claude"          # optional
+//!
+//! [agents.claude]
+//! command = "npx"
+//! args = ["-y", "@zed-industries/claude-code-acp"]
+//! env = { ANTHROPIC_LOG = "debug" }
+//! ```
+//!
+//! `--agent VALUE` names an agent of the file, or else is a command line.
+//! With no `--agent`, `default_agent` is used, and then `acp-agent` (found
+//! on `PATH` or beside the `acp` executable).
+
+use crate::exit::Failure;
+use acp::AgentCommand;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The program run when no agent is named.
+pub const DEFAULT_AGENT_PROGRAM: &str = "acp-agent";
+
+/// The parsed config file.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The agent used when `--agent` is not given.
+    #[serde(default)]
+    pub default_agent: Option<String>,
+    /// Named agents.
+    #[serde(default)]
+    pub agents: BTreeMap<String, AgentEntry>,
+}
+
+/// One `[agents.NAME]` table.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AgentEntry {
+    /// The program to run.
+    pub command: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment variables.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+impl AgentEntry {
+    /// The entry as a command line, for display.
+    pub fn display(&self) -> String {
+        let mut words = vec![self.command.clone()];
+        words.extend(self.args.iter().cloned());
+        words
+            .iter()
+            .map(|w| {
+                if w.is_empty() || w.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
+                    format!("'{}'", w.replace('\'', r"'\''"))
+                } else {
+                    w.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn command(&self) -> AgentCommand {
+        AgentCommand::new(&self.command)
+            .args(&self.args)
+            .envs(&self.env)
+    }
+}
+
+/// Where the config file is read from unless `--config` says otherwise.
+pub fn default_config_path() -> Option<PathBuf> {
+    dirs::config_dir().map(|dir| dir.join("acp").join("config.toml"))
+}
+
+impl Config {
+    /// Parses a config file's text; `origin` names it in error messages.
+    pub fn parse(text: &str, origin: &Path) -> Result<Config, Failure> {
+        toml::from_str(text).map_err(|e| {
+            Failure::usage(format!(
+                "bad config file {}: {}",
+                origin.display(),
+                e.to_string().trim_end()
+            ))
+        })
+    }
+
+    /// Loads the config file at `path`. A missing file at the default
+    /// location is an empty config; a missing file named explicitly is an
+    /// error.
+    pub fn load(path: &Path, explicit: bool) -> Result<Config, Failure> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Config::parse(&text, path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+                Ok(Config::default())
+            }
+            Err(e) => Err(Failure::usage(format!(
+                "cannot read config file {}: {e}",
+                path.display()
+            ))),
+        }
+    }
+}
+
+/// The agent chosen for a run, with a human-readable description.
+#[derive(Debug)]
+pub struct ChosenAgent {
+    /// How to start it.
+    pub command: AgentCommand,
+    /// What to call it in messages (`name` or the command line).
+    pub label: String,
+}
+
+/// Picks the agent: `requested` (a config name or a command line), else the
+/// config's `default_agent`, else [`DEFAULT_AGENT_PROGRAM`].
+pub fn choose_agent(config: &Config, requested: Option<&str>) -> Result<ChosenAgent, Failure> {
+    let requested = requested.or(config.default_agent.as_deref());
+    if let Some(value) = requested {
+        if let Some(entry) = config.agents.get(value) {
+            return Ok(ChosenAgent {
+                command: entry.command(),
+                label: format!("{value} ({})", entry.display()),
+            });
+        }
+        let command = AgentCommand::parse(value)
+            .map_err(|e| Failure::usage(format!("bad --agent value {value:?}: {e}")))?;
+        return Ok(ChosenAgent {
+            command,
+            label: value.to_owned(),
+        });
+    }
+    let program = find_default_agent().ok_or_else(|| {
+        Failure::new(
+            crate::exit::AGENT_NOT_FOUND,
+            format!(
+                "no agent chosen and {DEFAULT_AGENT_PROGRAM:?} was found neither on PATH nor beside the acp executable.\n\
+                 Name one with --agent \"<command line>\" (for example --agent \"npx -y @zed-industries/claude-code-acp\"),\n\
+                 or add an [agents.NAME] table and default_agent = \"NAME\" to {}",
+                config_path_hint()
+            ),
+        )
+    })?;
+    Ok(ChosenAgent {
+        label: program.display().to_string(),
+        command: AgentCommand::new(program),
+    })
+}
+
+/// The default config path as text, for messages.
+pub fn config_path_hint() -> String {
+    default_config_path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "the acp config file".to_owned())
+}
+
+/// `acp-agent` beside the running executable, else on `PATH`.
+fn find_default_agent() -> Option<PathBuf> {
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join(DEFAULT_AGENT_PROGRAM)));
+    if let Some(path) = beside.filter(|p| is_executable(p)) {
+        return Some(path);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(DEFAULT_AGENT_PROGRAM))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_agents_and_default() {
+        let text = r#"
+default_agent = "a"
+[agents.a]
+command = "npx"
+args = ["-y", "some agent"]
+env = { KEY = "v" }
+[agents.b]
+command = "/bin/b"
+"#;
+        let config = Config::parse(text, Path::new("c.toml")).unwrap();
+        assert_eq!(config.default_agent.as_deref(), Some("a"));
+        assert_eq!(config.agents["a"].args, ["-y", "some agent"]);
+        assert_eq!(config.agents["a"].env["KEY"], "v");
+        assert_eq!(config.agents["a"].display(), "npx -y 'some agent'");
+        assert!(config.agents["b"].args.is_empty());
+        let chosen = choose_agent(&config, None).unwrap();
+        assert_eq!(chosen.command.get_program(), "npx");
+        let chosen = choose_agent(&config, Some("b")).unwrap();
+        assert_eq!(chosen.command.get_program(), "/bin/b");
+        let chosen = choose_agent(&config, Some("my-agent --flag 'x y'")).unwrap();
+        assert_eq!(chosen.command.get_program(), "my-agent");
+        assert_eq!(chosen.command.get_args(), ["--flag", "x y"]);
+    }
+
+    #[test]
+    fn rejects_bad_config_and_command_lines() {
+        let err = Config::parse("[agents.a]\nargs = []\n", Path::new("c.toml")).unwrap_err();
+        assert_eq!(err.code, crate::exit::USAGE);
+        assert!(err.message.contains("command"), "{}", err.message);
+        let err = Config::parse("[agents.a]\ncommand = \"x\"\ncmd = 1\n", Path::new("c.toml"))
+            .unwrap_err();
+        assert!(err.message.contains("cmd"), "{}", err.message);
+        let err = choose_agent(&Config::default(), Some("agent 'unterminated")).unwrap_err();
+        assert_eq!(err.code, crate::exit::USAGE);
+    }
+}

@@ -1,0 +1,397 @@
+//! `acp exec`: one prompt turn, headless.
+
+use crate::cli::ExecArgs;
+use crate::client::{ClientSettings, CliClient, PermissionPolicy};
+use crate::config::ChosenAgent;
+use crate::exit::{self, Failure};
+use crate::fs::Confinement;
+use crate::mentions::prompt_blocks;
+use crate::render::Renderer;
+use acp::schema::*;
+use acp::{AgentProcess, ClientSideConnection, ConnectionError, ConnectionOptions};
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::signal::unix::{Signal, SignalKind, signal};
+
+/// How long the agent gets to answer `initialize`.
+pub const INIT_TIMEOUT: Duration = Duration::from_secs(60);
+/// After Ctrl-C, how long to wait for the turn to end as `cancelled`
+/// before the agent is killed.
+pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
+/// How many of the agent's last stderr lines a crash report shows.
+const CRASH_TAIL: usize = 10;
+
+/// Runs `acp exec` and returns the exit code.
+pub async fn run(agent: ChosenAgent, args: ExecArgs) -> Result<u8, Failure> {
+    let prompt = read_prompt(&args.prompt)?;
+    let cwd = match &args.cwd {
+        Some(dir) => std::path::absolute(dir),
+        None => std::env::current_dir(),
+    }
+    .map_err(|e| Failure::usage(format!("cannot determine the working directory: {e}")))?;
+    if !cwd.is_dir() {
+        return Err(Failure::usage(format!("--cwd {} is not a directory", cwd.display())));
+    }
+    let add_dirs: Vec<PathBuf> = args
+        .add_dirs
+        .iter()
+        .map(std::path::absolute)
+        .collect::<Result<_, _>>()
+        .map_err(|e| Failure::usage(format!("bad --add-dir: {e}")))?;
+    let policy = if args.approve_all {
+        PermissionPolicy::ApproveAll
+    } else if args.approve_reads {
+        PermissionPolicy::ApproveReads
+    } else if args.deny_all || !std::io::stdin().is_terminal() {
+        PermissionPolicy::DenyAll
+    } else {
+        PermissionPolicy::Ask
+    };
+    let roots = std::iter::once(cwd.clone()).chain(add_dirs.iter().cloned());
+    let settings = ClientSettings {
+        policy,
+        confinement: Confinement::new(roots, !args.allow_outside_cwd),
+        cwd: cwd.clone(),
+    };
+    let client = CliClient::new(settings, Renderer::stdio(args.format));
+
+    let mut interrupts = signal(SignalKind::interrupt())
+        .map_err(|e| Failure::agent(format!("cannot watch for Ctrl-C: {e}")))?;
+
+    let ChosenAgent { mut command, label } = agent;
+    command = command.current_dir(&cwd);
+    if args.verbose {
+        command = command.on_stderr(|line| eprintln!("agent: {line}"));
+    } else {
+        command = command.on_stderr(|_| {});
+    }
+    let (transport, process) = command.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Failure::new(
+                exit::AGENT_NOT_FOUND,
+                format!(
+                    "{e}\nInstall it or put it on PATH, or choose another agent with --agent \
+                     (a command line or a name from {}).",
+                    crate::config::config_path_hint()
+                ),
+            )
+        } else {
+            Failure::agent(format!("cannot start agent {label}: {e}"))
+        }
+    })?;
+    let mut session = Session {
+        client: client.clone(),
+        process,
+        conn: None,
+    };
+    let result = session
+        .drive(transport, &mut interrupts, &args, &cwd, &add_dirs, prompt)
+        .await;
+    session.close().await;
+    result
+}
+
+struct Session {
+    client: CliClient,
+    process: AgentProcess,
+    conn: Option<ClientSideConnection>,
+}
+
+/// How a step before the prompt turn ended, when not with a result.
+enum Interrupted {
+    Failed(Failure),
+}
+
+impl From<Failure> for Interrupted {
+    fn from(f: Failure) -> Self {
+        Interrupted::Failed(f)
+    }
+}
+
+impl Session {
+    async fn drive(
+        &mut self,
+        transport: acp::Transport,
+        interrupts: &mut Signal,
+        args: &ExecArgs,
+        cwd: &std::path::Path,
+        add_dirs: &[PathBuf],
+        prompt: String,
+    ) -> Result<u8, Failure> {
+        let client = self.client.clone();
+        let (conn, io) = ClientSideConnection::new(transport, ConnectionOptions::default(), move |_| client);
+        tokio::spawn(io);
+        self.conn = Some(conn.clone());
+
+        let capabilities = ClientCapabilities::new()
+            .fs(FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
+            .terminal(true);
+        let init = InitializeRequest::new(ProtocolVersion::LATEST)
+            .client_capabilities(capabilities)
+            .client_info(Implementation::new("acp", env!("CARGO_PKG_VERSION")));
+        let init = tokio::time::timeout(INIT_TIMEOUT, self.step("initialize", interrupts, conn.initialize(init)))
+            .await
+            .map_err(|_| {
+                Failure::agent(format!(
+                    "the agent did not answer initialize within {} s; is it an ACP agent?",
+                    INIT_TIMEOUT.as_secs()
+                ))
+            })?
+            .map_err(|Interrupted::Failed(f)| f)?;
+        if init.protocol_version != ProtocolVersion::V1 {
+            return Err(Failure::agent(format!(
+                "the agent speaks ACP protocol version {}, but acp supports version {}; \
+                 update the agent or acp",
+                init.protocol_version.get(),
+                ProtocolVersion::V1.get()
+            )));
+        }
+        let auth_methods = init.auth_methods.clone();
+        let caps = init.agent_capabilities;
+
+        if let Some(method) = &args.auth {
+            let known = auth_methods.iter().any(|m| m.id() == Some(method.as_str()));
+            if !known {
+                return Err(Failure::usage(format!(
+                    "the agent has no auth method {method:?}.\n{}",
+                    describe_auth_methods(&auth_methods)
+                )));
+            }
+            self.step("authenticate", interrupts, conn.authenticate(AuthenticateRequest::new(method.as_str())))
+                .await
+                .map_err(|Interrupted::Failed(f)| f)?;
+        }
+
+        let cwd_text = cwd.to_string_lossy().into_owned();
+        let dirs: Vec<String> = add_dirs.iter().map(|d| d.to_string_lossy().into_owned()).collect();
+        let send_dirs = !dirs.is_empty() && caps.session_capabilities.additional_directories.is_some();
+        if !dirs.is_empty() && !send_dirs {
+            self.client.with_renderer(|r| {
+                r.note("[note] the agent does not accept additional directories; --add-dir only widens file access")
+            });
+        }
+        let auth_hint = |f: Failure| with_auth_hint(f, &auth_methods);
+        let session_id = match &args.session {
+            None => {
+                let mut request = NewSessionRequest::new(cwd_text);
+                if send_dirs {
+                    request = request.additional_directories(dirs);
+                }
+                let response = self
+                    .step("session/new", interrupts, conn.new_session(request))
+                    .await
+                    .map_err(|Interrupted::Failed(f)| auth_hint(f))?;
+                response.session_id
+            }
+            Some(id) => {
+                let id = SessionId::new(id.as_str());
+                if caps.session_capabilities.resume.is_some() {
+                    let mut request = ResumeSessionRequest::new(id.clone(), cwd_text);
+                    if send_dirs {
+                        request = request.additional_directories(dirs);
+                    }
+                    self.step("session/resume", interrupts, conn.resume_session(request))
+                        .await
+                        .map_err(|Interrupted::Failed(f)| auth_hint(f))?;
+                } else if caps.load_session {
+                    let mut request = LoadSessionRequest::new(id.clone(), cwd_text);
+                    if send_dirs {
+                        request = request.additional_directories(dirs);
+                    }
+                    self.client.with_renderer(|r| r.set_replaying(true));
+                    let loaded = self.step("session/load", interrupts, conn.load_session(request)).await;
+                    self.client.with_renderer(|r| r.set_replaying(false));
+                    loaded.map_err(|Interrupted::Failed(f)| auth_hint(f))?;
+                } else {
+                    return Err(Failure::agent(
+                        "the agent can neither resume nor load sessions, so --session cannot be used with it",
+                    ));
+                }
+                id
+            }
+        };
+        self.client.with_renderer(|r| r.note(&format!("[session] {session_id}")));
+
+        let blocks = prompt_blocks(&prompt, cwd, caps.prompt_capabilities.embedded_context);
+        let request = PromptRequest::new(session_id.clone(), blocks);
+        let turn = conn.prompt(request);
+        tokio::pin!(turn);
+        let mut cancelled = false;
+        let deadline = tokio::time::sleep(Duration::MAX);
+        tokio::pin!(deadline);
+        let response = loop {
+            tokio::select! {
+                response = &mut turn => break response,
+                _ = interrupts.recv() => {
+                    if cancelled {
+                        let _ = self.process.kill();
+                        return Err(Failure::new(exit::CANCELLED, "interrupted again: killed the agent"));
+                    }
+                    cancelled = true;
+                    self.client.mark_cancelled();
+                    self.client.with_renderer(|r| r.note("[cancel] cancelling the turn (Ctrl-C again to kill the agent)"));
+                    let _ = conn.cancel(CancelNotification::new(session_id.clone())).await;
+                    deadline.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
+                }
+                _ = &mut deadline => {
+                    let _ = self.process.kill();
+                    return Err(Failure::new(
+                        exit::CANCELLED,
+                        format!("the agent did not end the turn within {} s of the cancel; killed it", CANCEL_GRACE.as_secs()),
+                    ));
+                }
+            }
+        };
+        let response = match response {
+            Ok(response) => response,
+            Err(_) if cancelled => {
+                return Err(Failure::new(exit::CANCELLED, "the turn was cancelled"));
+            }
+            Err(e) => return Err(with_auth_hint(self.failure("session/prompt", e).await, &auth_methods)),
+        };
+        self.client
+            .with_renderer(|r| r.finish(&session_id, &response.stop_reason));
+        Ok(match response.stop_reason {
+            _ if cancelled => exit::CANCELLED,
+            StopReason::EndTurn if self.client.denied_count() > 0 => exit::PERMISSION_DENIED,
+            StopReason::EndTurn => exit::OK,
+            StopReason::Refusal => exit::REFUSAL,
+            StopReason::MaxTokens | StopReason::MaxTurnRequests => exit::LIMIT,
+            StopReason::Cancelled => exit::CANCELLED,
+            _ => exit::AGENT_ERROR,
+        })
+    }
+
+    /// Awaits one request before the turn; Ctrl-C abandons it.
+    async fn step<T>(
+        &mut self,
+        method: &str,
+        interrupts: &mut Signal,
+        call: impl Future<Output = Result<T, ConnectionError>>,
+    ) -> Result<T, Interrupted> {
+        tokio::select! {
+            result = call => match result {
+                Ok(value) => Ok(value),
+                Err(e) => Err(Interrupted::Failed(self.failure(method, e).await)),
+            },
+            _ = interrupts.recv() => Err(Interrupted::Failed(Failure::new(exit::CANCELLED, format!("interrupted during {method}")))),
+        }
+    }
+
+    /// Explains a failed call: an error answer, a malformed message, or a
+    /// dead agent (with the last lines of its stderr).
+    async fn failure(&mut self, method: &str, error: ConnectionError) -> Failure {
+        match error {
+            ConnectionError::Remote(e) if e.code == ErrorCode::AUTH_REQUIRED => Failure::agent(format!(
+                "the agent requires authentication ({method} answered: {})",
+                e.message
+            )),
+            ConnectionError::Remote(e) => {
+                let mut message = format!("the agent answered {method} with an error: {} (code {})", e.message, e.code.0);
+                if let Some(data) = &e.data {
+                    message.push_str(&format!("\n  details: {data}"));
+                }
+                Failure::agent(message)
+            }
+            ConnectionError::Protocol(e) => {
+                Failure::agent(format!("the agent sent a malformed response to {method}: {e}"))
+            }
+            ConnectionError::Closed | ConnectionError::Io(_) => self.crashed(method).await,
+            other => Failure::agent(format!("{method} failed: {other}")),
+        }
+    }
+
+    async fn crashed(&mut self, method: &str) -> Failure {
+        let status = tokio::time::timeout(Duration::from_secs(2), self.process.wait()).await;
+        let how = match status {
+            Ok(Ok(status)) => format!("exited ({status})"),
+            _ => "closed the connection".to_owned(),
+        };
+        let mut message = format!("the agent {how} during {method}");
+        let tail = self.process.stderr_tail();
+        let tail = &tail[tail.len().saturating_sub(CRASH_TAIL)..];
+        if tail.is_empty() {
+            message.push_str("; it wrote nothing to stderr");
+        } else {
+            message.push_str("; last lines of its stderr:");
+            for line in tail {
+                message.push_str("\n  | ");
+                message.push_str(line);
+            }
+        }
+        Failure::new(exit::AGENT_CRASHED, message)
+    }
+
+    async fn close(&mut self) {
+        self.client.shutdown();
+        if let Some(conn) = &self.conn {
+            conn.close();
+        }
+        let _ = self.process.shutdown().await;
+    }
+}
+
+/// Adds the agent's auth methods to an authentication failure.
+fn with_auth_hint(failure: Failure, methods: &[AuthMethod]) -> Failure {
+    if failure.message.contains("requires authentication") {
+        Failure::new(failure.code, format!("{}\n{}", failure.message, describe_auth_methods(methods)))
+    } else {
+        failure
+    }
+}
+
+/// The agent's auth methods and what to do for each.
+pub fn describe_auth_methods(methods: &[AuthMethod]) -> String {
+    if methods.is_empty() {
+        return "The agent lists no auth methods; see its documentation for how to log in.".to_owned();
+    }
+    let mut text = String::from("Auth methods of this agent:");
+    for method in methods {
+        let id = method.id().unwrap_or("?");
+        let name = method.name().unwrap_or(id);
+        let todo = match method {
+            AuthMethod::Agent(m) => {
+                let mut todo = format!("run again with --auth {id}");
+                if let Some(d) = &m.description {
+                    todo = format!("{d}; {todo}");
+                }
+                todo
+            }
+            AuthMethod::Terminal(m) => {
+                let args = m.args.clone().unwrap_or_default().join(" ");
+                format!("log in interactively: run the agent's command with arguments `{args}` in a terminal, then retry")
+            }
+            _ => format!("a method acp does not know; --auth {id} may work"),
+        };
+        text.push_str(&format!("\n  - {id} ({name}): {todo}"));
+    }
+    text
+}
+
+fn read_prompt(words: &[String]) -> Result<String, Failure> {
+    let prompt = match words {
+        [] => None,
+        [dash] if dash == "-" => None,
+        words => Some(words.join(" ")),
+    };
+    let prompt = match prompt {
+        Some(text) => text,
+        None => {
+            if std::io::stdin().is_terminal() {
+                return Err(Failure::usage(
+                    "no prompt: pass it as an argument or on standard input (acp exec \"fix the tests\")",
+                ));
+            }
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| Failure::usage(format!("cannot read the prompt from standard input: {e}")))?;
+            text
+        }
+    };
+    if prompt.trim().is_empty() {
+        return Err(Failure::usage("the prompt is empty"));
+    }
+    Ok(prompt)
+}

@@ -1,0 +1,57 @@
+//! `acp`, a terminal client for the Agent Client Protocol.
+//!
+//! The binary's logic lives here so it can be tested: [`cli`] parses the
+//! arguments, [`config`] picks the agent, [`exec`] runs one headless prompt
+//! turn, and [`client::CliClient`] is the client side of the protocol
+//! (permissions, file system, terminals), rendering through
+//! [`render::Renderer`]. Exit codes are listed in [`exit`].
+#![deny(missing_docs)]
+
+pub mod cli;
+pub mod client;
+pub mod config;
+pub mod exec;
+pub mod exit;
+pub mod fs;
+pub mod mentions;
+pub mod render;
+pub mod terminal;
+
+use cli::{Cli, Command};
+use config::Config;
+use exit::Failure;
+
+/// Runs the program with parsed arguments and returns the exit code.
+pub async fn run(cli: Cli) -> Result<u8, Failure> {
+    let (path, explicit) = match &cli.config {
+        Some(path) => (Some(path.clone()), true),
+        None => (config::default_config_path(), false),
+    };
+    let config = match &path {
+        Some(path) => Config::load(path, explicit)?,
+        None => Config::default(),
+    };
+    match cli.command {
+        Command::Agents => {
+            list_agents(&config, path.as_deref());
+            Ok(exit::OK)
+        }
+        Command::Exec(args) => {
+            let agent = config::choose_agent(&config, cli.agent.as_deref())?;
+            exec::run(agent, args).await
+        }
+    }
+}
+
+fn list_agents(config: &Config, path: Option<&std::path::Path>) {
+    let origin = path.map(|p| p.display().to_string()).unwrap_or_default();
+    if config.agents.is_empty() {
+        println!("no agents configured in {origin}");
+        println!("add one like this:\n\n[agents.NAME]\ncommand = \"npx\"\nargs = [\"-y\", \"@zed-industries/claude-code-acp\"]");
+    }
+    let width = config.agents.keys().map(String::len).max().unwrap_or(0);
+    for (name, entry) in &config.agents {
+        let mark = if config.default_agent.as_deref() == Some(name) { " (default)" } else { "" };
+        println!("{name:width$}  {}{mark}", entry.display());
+    }
+}

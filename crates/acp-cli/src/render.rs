@@ -1,0 +1,224 @@
+//! How `acp exec` shows a session: the reply as plain text on standard
+//! output with tool calls, plans and permission decisions summarised on
+//! standard error, or every session update as one JSON line.
+
+use crate::client::Decision;
+use acp::schema::*;
+use std::io::Write;
+
+/// The output format of `acp exec`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// The agent's reply as plain text; everything else summarised on stderr.
+    Text,
+    /// Every `session/update` as one JSON object per line, then the result.
+    Json,
+}
+
+/// Renders session updates to two writers (normally stdout and stderr).
+pub struct Renderer {
+    format: Format,
+    out: Box<dyn Write + Send>,
+    err: Box<dyn Write + Send>,
+    /// While a loaded session replays its history, text mode shows nothing.
+    replaying: bool,
+    /// Whether reply text was printed and whether it ended with a newline.
+    printed_text: bool,
+    at_line_start: bool,
+    /// Tool call titles by id, for updates that do not repeat the title.
+    titles: std::collections::HashMap<ToolCallId, String>,
+}
+
+impl std::fmt::Debug for Renderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Renderer").field("format", &self.format).finish_non_exhaustive()
+    }
+}
+
+impl Renderer {
+    /// A renderer writing reply/JSON to `out` and summaries to `err`.
+    pub fn new(format: Format, out: Box<dyn Write + Send>, err: Box<dyn Write + Send>) -> Self {
+        Renderer {
+            format,
+            out,
+            err,
+            replaying: false,
+            printed_text: false,
+            at_line_start: true,
+            titles: std::collections::HashMap::new(),
+        }
+    }
+
+    /// A renderer on the process's stdout and stderr.
+    pub fn stdio(format: Format) -> Self {
+        Self::new(format, Box::new(std::io::stdout()), Box::new(std::io::stderr()))
+    }
+
+    /// Marks the start or end of a history replay (`session/load`).
+    pub fn set_replaying(&mut self, replaying: bool) {
+        self.replaying = replaying;
+    }
+
+    /// Writes a note line to the summary stream.
+    pub fn note(&mut self, line: &str) {
+        let _ = writeln!(self.err, "{line}");
+        let _ = self.err.flush();
+    }
+
+    /// Shows one session update.
+    pub fn update(&mut self, notification: &SessionNotification) {
+        match self.format {
+            Format::Json => {
+                if let Ok(line) = serde_json::to_string(notification) {
+                    let _ = writeln!(self.out, "{line}");
+                    let _ = self.out.flush();
+                }
+            }
+            Format::Text if self.replaying => {}
+            Format::Text => self.text_update(&notification.update),
+        }
+    }
+
+    fn text_update(&mut self, update: &SessionUpdate) {
+        match update {
+            SessionUpdate::AgentMessageChunk(chunk) => match &chunk.content {
+                ContentBlock::Text(text) => self.reply(&text.text),
+                ContentBlock::ResourceLink(link) => self.reply(&link.uri),
+                other => self.note(&format!("[{} content]", block_kind(other))),
+            },
+            SessionUpdate::ToolCall(call) => {
+                self.titles.insert(call.tool_call_id.clone(), call.title.clone());
+                self.note(&format!("[tool] {} ({}, {})", call.title, call.kind, call.status));
+                self.tool_details(&call.locations, &call.content);
+            }
+            SessionUpdate::ToolCallUpdate(u) => {
+                if let Some(title) = &u.title {
+                    self.titles.insert(u.tool_call_id.clone(), title.clone());
+                }
+                if let Some(status) = &u.status {
+                    let name = self
+                        .titles
+                        .get(&u.tool_call_id)
+                        .cloned()
+                        .unwrap_or_else(|| u.tool_call_id.to_string());
+                    self.note(&format!("[tool] {name}: {status}"));
+                }
+                self.tool_details(u.locations.as_deref().unwrap_or_default(), u.content.as_deref().unwrap_or_default());
+            }
+            SessionUpdate::Plan(plan) => {
+                let mut text = String::from("[plan]");
+                for entry in &plan.entries {
+                    let mark = match entry.status {
+                        PlanEntryStatus::Completed => "x",
+                        PlanEntryStatus::InProgress => "~",
+                        _ => " ",
+                    };
+                    text.push_str(&format!("\n  [{mark}] {}", entry.content));
+                }
+                self.note(&text);
+            }
+            SessionUpdate::Notice(notice) => {
+                let mut line = format!("[{}] {}", notice.severity, notice.title);
+                if let Some(d) = &notice.description {
+                    line.push_str(": ");
+                    line.push_str(d);
+                }
+                self.note(&line);
+            }
+            SessionUpdate::CurrentModeUpdate(m) => self.note(&format!("[mode] {}", m.current_mode_id)),
+            _ => {}
+        }
+    }
+
+    fn tool_details(&mut self, locations: &[ToolCallLocation], content: &[ToolCallContent]) {
+        for location in locations {
+            match location.line {
+                Some(line) => self.note(&format!("    at {}:{line}", location.path)),
+                None => self.note(&format!("    at {}", location.path)),
+            }
+        }
+        for item in content {
+            if let ToolCallContent::Diff(diff) = item {
+                let (added, removed) = diff_stat(diff.old_text.as_deref().unwrap_or(""), &diff.new_text);
+                self.note(&format!("    diff {} (+{added} -{removed})", diff.path));
+            }
+        }
+    }
+
+    /// Shows a permission decision.
+    pub fn permission(&mut self, title: &str, decision: &Decision) {
+        let what = match decision {
+            Decision::Allow(o) => format!("allowed ({}: {})", o.kind, o.name),
+            Decision::Reject(o) => format!("denied ({}: {})", o.kind, o.name),
+            Decision::Cancel => "cancelled".to_owned(),
+        };
+        self.note(&format!("[permission] {title}: {what}"));
+    }
+
+    fn reply(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let _ = self.out.write_all(text.as_bytes());
+        let _ = self.out.flush();
+        self.printed_text = true;
+        self.at_line_start = text.ends_with('\n');
+    }
+
+    /// Ends the output of a turn: in text mode a final newline if the reply
+    /// did not end with one; in JSON mode the result line.
+    pub fn finish(&mut self, session_id: &SessionId, stop_reason: &StopReason) {
+        match self.format {
+            Format::Text => {
+                if self.printed_text && !self.at_line_start {
+                    let _ = writeln!(self.out);
+                }
+                if *stop_reason != StopReason::EndTurn {
+                    self.note(&format!("[stop] {stop_reason}"));
+                }
+            }
+            Format::Json => {
+                let line = serde_json::json!({ "sessionId": session_id, "stopReason": stop_reason });
+                let _ = writeln!(self.out, "{line}");
+            }
+        }
+        let _ = self.out.flush();
+    }
+}
+
+fn block_kind(block: &ContentBlock) -> &'static str {
+    match block {
+        ContentBlock::Text(_) => "text",
+        ContentBlock::Image(_) => "image",
+        ContentBlock::Audio(_) => "audio",
+        ContentBlock::ResourceLink(_) => "resource link",
+        ContentBlock::Resource(_) => "resource",
+        _ => "unknown",
+    }
+}
+
+/// Lines added and removed between two texts.
+pub fn diff_stat(old: &str, new: &str) -> (usize, usize) {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut added = 0;
+    let mut removed = 0;
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Insert => added += 1,
+            similar::ChangeTag::Delete => removed += 1,
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    (added, removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_stats() {
+        assert_eq!(diff_stat("a\nb\nc\n", "a\nB\nc\nd\n"), (2, 1));
+        assert_eq!(diff_stat("", "x\n"), (1, 0));
+    }
+}

@@ -1,0 +1,18 @@
+//! The agent dying mid-turn.
+
+mod common;
+use common::*;
+
+#[test]
+fn crash_mid_turn_shows_exit_status_and_stderr_tail() {
+    let sb = Sandbox::new();
+    let out = sb.exec(&["crash"]);
+    assert_code(&out, 6);
+    assert_eq!(out.stdout, "about to crash\n");
+    assert_eq!(
+        out.stderr,
+        "[session] sess-1\n\
+         acp: the agent exited (exit status: 3) during session/prompt; last lines of its stderr:\n  \
+         | test-agent: something went wrong\n  | test-agent: fatal: simulated crash\n"
+    );
+}

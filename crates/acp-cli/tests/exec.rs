@@ -1,0 +1,225 @@
+//! `acp exec` end to end: golden text and JSON output, prompt sources,
+//! mentions, stop reasons, agent selection and setup errors.
+
+mod common;
+use common::*;
+use std::io::Write;
+use std::process::Stdio;
+
+#[test]
+fn text_output_golden() {
+    let sb = Sandbox::new();
+    let out = sb.exec(&["stream"]);
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "Hello, world!\n");
+    assert_eq!(out.stderr, "[session] sess-1\n");
+}
+
+#[test]
+fn tool_calls_and_plans_are_summarised_on_stderr() {
+    let sb = Sandbox::new();
+    let out = sb.exec(&["tool"]);
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "Edited.\n");
+    assert_eq!(
+        out.stderr,
+        "[session] sess-1\n\
+         [tool] Edit notes.txt (edit, pending)\n    at $WORK/notes.txt:2\n    diff $WORK/notes.txt (+2 -1)\n\
+         [tool] Edit notes.txt: in_progress\n[tool] Edit notes.txt: completed\n"
+    );
+    let out = sb.exec(&["plan"]);
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "Planned.\n");
+    assert_eq!(
+        out.stderr,
+        "[session] sess-1\n[plan]\n  [~] Read the code\n  [ ] Change it\n  [ ] Run the tests\n\
+         [plan]\n  [x] Read the code\n  [x] Change it\n  [~] Run the tests\n"
+    );
+}
+
+#[test]
+fn json_output_golden() {
+    let sb = Sandbox::new();
+    let out = sb.exec(&["--format", "json", "thought"]);
+    assert_code(&out, 0);
+    let expected = [
+        r#"{"sessionId":"sess-1","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"Let me think. "}}}"#,
+        r#"{"sessionId":"sess-1","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"Done thinking."}}}"#,
+        r#"{"sessionId":"sess-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Thought about it.\n"}}}"#,
+        r#"{"sessionId":"sess-1","stopReason":"end_turn"}"#,
+    ];
+    assert_eq!(out.stdout, expected.join("\n") + "\n");
+    // Thoughts are not part of the plain-text reply.
+    let out = sb.exec(&["thought"]);
+    assert_eq!(out.stdout, "Thought about it.\n");
+}
+
+#[test]
+fn prompt_from_stdin() {
+    let sb = Sandbox::new();
+    let mut child = sb
+        .command(&["exec", "--agent", AGENT])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"hi from stdin").unwrap();
+    let out = sb.output(child.wait_with_output().unwrap());
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "You said: hi from stdin\n");
+}
+
+#[test]
+fn empty_prompt_is_a_usage_error() {
+    let sb = Sandbox::new();
+    let out = sb.exec(&[]);
+    assert_code(&out, 2);
+    assert_eq!(out.stderr, "acp: the prompt is empty\n");
+    let out = sb.run(&["exec", "--approve-all", "--deny-all", "x"]);
+    assert_code(&out, 2);
+}
+
+#[test]
+fn mentions_become_links_or_embedded_resources() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.work().join("notes.md"), "remember").unwrap();
+    let out = sb.exec(&["blocks see @notes.md and @missing.txt"]);
+    assert_code(&out, 0);
+    assert_eq!(
+        out.stdout,
+        "text: blocks see @notes.md and @missing.txt\nresource_link: notes.md file://$WORK/notes.md\n"
+    );
+    let sb = sb.env("ACP_TEST_AGENT_EMBEDDED", "1");
+    std::fs::write(sb.work().join("notes.md"), "remember").unwrap();
+    let out = sb.exec(&["blocks @notes.md"]);
+    assert_eq!(
+        out.stdout,
+        "text: blocks @notes.md\nresource: file://$WORK/notes.md \"remember\"\n"
+    );
+}
+
+#[test]
+fn stop_reasons_map_to_exit_codes() {
+    let sb = Sandbox::new();
+    let out = sb.exec(&["refuse"]);
+    assert_code(&out, 3);
+    assert_eq!(out.stderr, "[session] sess-1\n[stop] refusal\n");
+    assert_code(&sb.exec(&["max-tokens"]), 4);
+    let out = sb.exec(&["error"]);
+    assert_code(&out, 1);
+    assert_eq!(
+        out.stderr,
+        "[session] sess-1\nacp: the agent answered session/prompt with an error: simulated failure (code -32603)\n"
+    );
+}
+
+#[test]
+fn malformed_lines_from_the_agent_do_not_break_the_run() {
+    let sb = Sandbox::new();
+    let out = sb.exec(&["garbage"]);
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "still here\n");
+}
+
+#[test]
+fn elicitation_is_declined() {
+    let sb = Sandbox::new();
+    let out = sb.exec(&["elicit"]);
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "elicitation: decline\n");
+    assert!(out.stderr.contains("[elicitation] declined: Your name?"), "{}", out.stderr);
+}
+
+#[test]
+fn missing_agent_binary_is_actionable() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["exec", "--agent", "no-such-agent-xyz --flag", "hi"]);
+    assert_code(&out, 127);
+    assert!(out.stderr.contains("\"no-such-agent-xyz\" not found"), "{}", out.stderr);
+    assert!(out.stderr.contains("--agent"), "{}", out.stderr);
+    // No agent named and no acp-agent anywhere.
+    let out = sb.run(&["exec", "hi"]);
+    assert_code(&out, 127);
+    assert!(out.stderr.contains("acp-agent"), "{}", out.stderr);
+}
+
+#[test]
+fn agents_from_the_config_file() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.config_file().parent().unwrap()).unwrap();
+    std::fs::write(
+        sb.config_file(),
+        format!(
+            "default_agent = \"test\"\n[agents.test]\ncommand = \"{AGENT}\"\nenv = {{ ACP_TEST_AGENT_REQUIRE_AUTH = \"0\" }}\n\
+             [agents.other]\ncommand = \"npx\"\nargs = [\"-y\", \"some agent\"]\n"
+        ),
+    )
+    .unwrap();
+    let out = sb.run(&["agents"]);
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "other  npx -y 'some agent'\ntest   $AGENT (default)\n");
+    let out = sb.run(&["exec", "stream"]);
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "Hello, world!\n");
+    let out = sb.run(&["exec", "--agent", "test", "stream"]);
+    assert_code(&out, 0);
+    std::fs::write(sb.config_file(), "[agents.bad]\n").unwrap();
+    let out = sb.run(&["agents"]);
+    assert_code(&out, 2);
+    assert!(out.stderr.contains("bad config file"), "{}", out.stderr);
+}
+
+#[test]
+fn auth_required_lists_methods_and_auth_flag_logs_in() {
+    let sb = Sandbox::new().env("ACP_TEST_AGENT_REQUIRE_AUTH", "1");
+    let out = sb.exec(&["stream"]);
+    assert_code(&out, 1);
+    assert_eq!(
+        out.stderr,
+        "acp: the agent requires authentication (session/new answered: Authentication required)\n\
+         Auth methods of this agent:\n  \
+         - test-login (Test login): Logs in a test user; run again with --auth test-login\n  \
+         - tui-login (Terminal login): log in interactively: run the agent's command with arguments `--login` in a terminal, then retry\n"
+    );
+    let out = sb.exec(&["--auth", "test-login", "stream"]);
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "Hello, world!\n");
+    let out = sb.exec(&["--auth", "nope", "stream"]);
+    assert_code(&out, 2);
+}
+
+#[test]
+fn unsupported_protocol_version() {
+    let sb = Sandbox::new().env("ACP_TEST_AGENT_PROTOCOL", "7");
+    let out = sb.exec(&["stream"]);
+    assert_code(&out, 1);
+    assert_eq!(
+        out.stderr,
+        "acp: the agent speaks ACP protocol version 7, but acp supports version 1; update the agent or acp\n"
+    );
+}
+
+#[test]
+fn session_load_and_resume() {
+    let sb = Sandbox::new();
+    let log = sb.dir.path().join("agent.log");
+    let sb = sb.env("ACP_TEST_AGENT_LOG", log.to_str().unwrap());
+    let out = sb.exec(&["--session", "old-1", "stream"]);
+    assert_code(&out, 0);
+    // The replayed history is not printed in text mode.
+    assert_eq!(out.stdout, "Hello, world!\n");
+    assert_eq!(out.stderr, "[session] old-1\n");
+    assert!(read(&log).contains("session/load old-1"), "{}", read(&log));
+    let out = sb.exec(&["--format", "json", "--session", "old-2", "refuse"]);
+    assert_code(&out, 3);
+    assert_eq!(
+        out.stdout,
+        "{\"sessionId\":\"old-2\",\"update\":{\"sessionUpdate\":\"user_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"earlier question\"}}}\n\
+         {\"sessionId\":\"old-2\",\"update\":{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"earlier answer\\n\"}}}\n\
+         {\"sessionId\":\"old-2\",\"stopReason\":\"refusal\"}\n"
+    );
+    let sb = sb.env("ACP_TEST_AGENT_RESUME", "1");
+    let out = sb.exec(&["--session", "old-3", "stream"]);
+    assert_code(&out, 0);
+    assert!(read(&log).contains("session/resume old-3"), "{}", read(&log));
+    assert!(!read(&log).contains("session/load old-3"));
+}

@@ -1,0 +1,883 @@
+//! Initialization: the first exchange of a connection, where both sides agree on
+//! a protocol version and tell each other which optional features they support.
+//!
+//! Every capability has a documented default, so a peer that sends nothing still
+//! decodes into a complete capability set, and this crate always writes the
+//! defaulted fields out in full.
+
+use crate::util::{default_on_error, meta, setters, skip_invalid_items};
+use crate::{AuthMethod, Meta};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+use std::fmt;
+
+/// `x-deserialize-default-on-error` for a field whose value is a JSON object (or
+/// `null`): like `default_on_error`, but an array also falls back to the default
+/// (serde would otherwise read an array positionally into a struct).
+pub(crate) fn object_default_on_error<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned + Default,
+{
+    let value = Value::deserialize(d)?;
+    if value.is_array() {
+        return Ok(T::default());
+    }
+    Ok(T::deserialize(value).unwrap_or_default())
+}
+
+/// The protocol version, a plain integer on the wire.
+///
+/// Only breaking changes bump it; additions are negotiated through capabilities.
+/// Very old peers sent a version *string* (such as `"0.1.0"`); those decode as
+/// version 0 so that the agent can answer with the version it supports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct ProtocolVersion(pub u16);
+
+impl ProtocolVersion {
+    /// Version 0: the pre-release protocol (also what a string version decodes to).
+    pub const V0: ProtocolVersion = ProtocolVersion(0);
+    /// Version 1, the current stable protocol.
+    pub const V1: ProtocolVersion = ProtocolVersion(1);
+    /// The newest version this crate speaks.
+    pub const LATEST: ProtocolVersion = ProtocolVersion::V1;
+
+    /// The version number.
+    pub fn get(self) -> u16 {
+        self.0
+    }
+}
+
+impl Default for ProtocolVersion {
+    /// The newest version this crate speaks.
+    fn default() -> Self {
+        ProtocolVersion::LATEST
+    }
+}
+
+impl From<u16> for ProtocolVersion {
+    fn from(v: u16) -> Self {
+        ProtocolVersion(v)
+    }
+}
+
+impl From<ProtocolVersion> for u16 {
+    fn from(v: ProtocolVersion) -> Self {
+        v.0
+    }
+}
+
+impl fmt::Display for ProtocolVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ProtocolVersion {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = ProtocolVersion;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a protocol version number from 0 to 65535")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<ProtocolVersion, E> {
+                u16::try_from(v)
+                    .map(ProtocolVersion)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<ProtocolVersion, E> {
+                u16::try_from(v)
+                    .map(ProtocolVersion)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<ProtocolVersion, E> {
+                // Pre-1.0 peers sent a semver string: treat it as the pre-release protocol.
+                Ok(ProtocolVersion::V0)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The `initialize` request: the client's protocol version and capabilities.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct InitializeRequest {
+    /// The newest protocol version the client supports.
+    pub protocol_version: ProtocolVersion,
+    /// What the client supports; always written, defaulted when missing or malformed.
+    #[serde(default, deserialize_with = "object_default_on_error")]
+    pub client_capabilities: ClientCapabilities,
+    /// The client's name and version.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub client_info: Option<Implementation>,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl InitializeRequest {
+    /// An initialize request for `protocol_version` with default capabilities.
+    pub fn new(protocol_version: impl Into<ProtocolVersion>) -> Self {
+        InitializeRequest {
+            protocol_version: protocol_version.into(),
+            client_capabilities: ClientCapabilities::default(),
+            client_info: None,
+            meta: None,
+        }
+    }
+}
+
+setters!(InitializeRequest {
+    set { client_capabilities: ClientCapabilities }
+    opt { client_info: Implementation, meta: Meta }
+});
+
+/// The response to `initialize`: the agreed version, the agent's capabilities and
+/// how a user can authenticate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct InitializeResponse {
+    /// The client's version if the agent supports it, otherwise the agent's newest one.
+    pub protocol_version: ProtocolVersion,
+    /// What the agent supports; always written, defaulted when missing or malformed.
+    #[serde(default, deserialize_with = "object_default_on_error")]
+    pub agent_capabilities: AgentCapabilities,
+    /// The ways a user can authenticate; always written (possibly empty).
+    #[serde(default, deserialize_with = "skip_invalid_items")]
+    pub auth_methods: Vec<AuthMethod>,
+    /// The agent's name and version.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub agent_info: Option<Implementation>,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl InitializeResponse {
+    /// A response agreeing on `protocol_version`, with default capabilities and no auth methods.
+    pub fn new(protocol_version: impl Into<ProtocolVersion>) -> Self {
+        InitializeResponse {
+            protocol_version: protocol_version.into(),
+            agent_capabilities: AgentCapabilities::default(),
+            auth_methods: Vec::new(),
+            agent_info: None,
+            meta: None,
+        }
+    }
+}
+
+setters!(InitializeResponse {
+    set { agent_capabilities: AgentCapabilities, auth_methods: Vec<AuthMethod> }
+    opt { agent_info: Implementation, meta: Meta }
+});
+
+/// The name and version of a client or agent program.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Implementation {
+    /// A stable, machine-friendly name; shown when there is no `title`.
+    pub name: String,
+    /// A name for display to people.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "default_on_error"
+    )]
+    pub title: Option<String>,
+    /// The program's version (`"1.0.0"`).
+    pub version: String,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl Implementation {
+    /// The program `name` at `version`.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Implementation {
+            name: name.into(),
+            title: None,
+            version: version.into(),
+            meta: None,
+        }
+    }
+}
+
+setters!(Implementation { opt { title: String, meta: Meta } });
+
+/// What the client supports, sent in `initialize`.
+///
+/// The default is exactly the schema's: no file system access, no terminals, no
+/// terminal authentication, nothing else advertised.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ClientCapabilities {
+    /// Which `fs/*` methods the agent may call.
+    #[serde(default, deserialize_with = "object_default_on_error")]
+    pub fs: FileSystemCapabilities,
+    /// Whether the agent may call every `terminal/*` method.
+    #[serde(default, deserialize_with = "default_on_error")]
+    pub terminal: bool,
+    /// Session-related extensions the client understands.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub session: Option<ClientSessionCapabilities>,
+    /// Which kinds of authentication method the agent may offer.
+    #[serde(default, deserialize_with = "object_default_on_error")]
+    pub auth: AuthCapabilities,
+    /// Which elicitation modes the agent may use; absent means none.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub elicitation: Option<ElicitationCapabilities>,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl ClientCapabilities {
+    /// The default (minimal) client capabilities.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+setters!(ClientCapabilities {
+    set { fs: FileSystemCapabilities, terminal: bool, auth: AuthCapabilities }
+    opt { session: ClientSessionCapabilities, elicitation: ElicitationCapabilities, meta: Meta }
+});
+
+/// Which file system methods the client offers to the agent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct FileSystemCapabilities {
+    /// Whether the agent may call `fs/read_text_file`.
+    #[serde(default, deserialize_with = "default_on_error")]
+    pub read_text_file: bool,
+    /// Whether the agent may call `fs/write_text_file`.
+    #[serde(default, deserialize_with = "default_on_error")]
+    pub write_text_file: bool,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl FileSystemCapabilities {
+    /// Neither reading nor writing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+setters!(FileSystemCapabilities {
+    set { read_text_file: bool, write_text_file: bool }
+    opt { meta: Meta }
+});
+
+/// The name of [`FileSystemCapabilities`] in schema v0.10 and earlier.
+pub type FileSystemCapability = FileSystemCapabilities;
+
+/// Which authentication method kinds the client can carry out.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct AuthCapabilities {
+    /// Whether the client can run the agent in an interactive terminal for
+    /// `terminal` auth methods.
+    #[serde(default, deserialize_with = "default_on_error")]
+    pub terminal: bool,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl AuthCapabilities {
+    /// No optional authentication kinds.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+setters!(AuthCapabilities {
+    set { terminal: bool }
+    opt { meta: Meta }
+});
+
+/// Session-related extensions the client understands.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ClientSessionCapabilities {
+    /// Present (`{}`) if the client handles ID-addressed compaction updates.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub compaction: Option<CompactionCapabilities>,
+    /// Config option extensions the client understands.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub config_options: Option<SessionConfigOptionsCapabilities>,
+    /// Present (`{}`) if the client can show `notice` updates to the user.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub notices: Option<NoticeCapabilities>,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl ClientSessionCapabilities {
+    /// Nothing advertised.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+setters!(ClientSessionCapabilities {
+    opt {
+        compaction: CompactionCapabilities,
+        config_options: SessionConfigOptionsCapabilities,
+        notices: NoticeCapabilities,
+        meta: Meta,
+    }
+});
+
+/// Which kinds of session config option the client can display.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SessionConfigOptionsCapabilities {
+    /// Present (`{}`) if the client can display boolean options.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub boolean: Option<BooleanConfigOptionCapabilities>,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl SessionConfigOptionsCapabilities {
+    /// Only the baseline (select) options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+setters!(SessionConfigOptionsCapabilities { opt { boolean: BooleanConfigOptionCapabilities, meta: Meta } });
+
+/// Which elicitation modes the client supports.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ElicitationCapabilities {
+    /// Present (`{}`) if the client can render form elicitations.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub form: Option<ElicitationFormCapabilities>,
+    /// Present (`{}`) if the client can send the user to a URL.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub url: Option<ElicitationUrlCapabilities>,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl ElicitationCapabilities {
+    /// No mode advertised.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+setters!(ElicitationCapabilities {
+    opt {
+        form: ElicitationFormCapabilities,
+        url: ElicitationUrlCapabilities,
+        meta: Meta,
+    }
+});
+
+/// What the agent supports, sent in the `initialize` response.
+///
+/// The default is exactly the schema's: no `session/load`, text-only prompts,
+/// stdio MCP servers only, no optional session methods, no logout.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct AgentCapabilities {
+    /// Whether the agent supports `session/load`.
+    #[serde(default, deserialize_with = "default_on_error")]
+    pub load_session: bool,
+    /// Which content the agent accepts in prompts beyond text and resource links.
+    #[serde(default, deserialize_with = "object_default_on_error")]
+    pub prompt_capabilities: PromptCapabilities,
+    /// Which MCP transports the agent can connect to besides stdio.
+    #[serde(default, deserialize_with = "object_default_on_error")]
+    pub mcp_capabilities: McpCapabilities,
+    /// Which optional session methods the agent supports.
+    #[serde(default, deserialize_with = "object_default_on_error")]
+    pub session_capabilities: SessionCapabilities,
+    /// Authentication-related features of the agent.
+    #[serde(default, deserialize_with = "object_default_on_error")]
+    pub auth: AgentAuthCapabilities,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl AgentCapabilities {
+    /// The default (minimal) agent capabilities.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+setters!(AgentCapabilities {
+    set {
+        load_session: bool,
+        prompt_capabilities: PromptCapabilities,
+        mcp_capabilities: McpCapabilities,
+        session_capabilities: SessionCapabilities,
+        auth: AgentAuthCapabilities,
+    }
+    opt { meta: Meta }
+});
+
+/// Which content block types an agent accepts in prompts, beyond the mandatory
+/// text and resource links.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct PromptCapabilities {
+    /// Whether prompts may contain images.
+    #[serde(default, deserialize_with = "default_on_error")]
+    pub image: bool,
+    /// Whether prompts may contain audio.
+    #[serde(default, deserialize_with = "default_on_error")]
+    pub audio: bool,
+    /// Whether prompts may contain embedded resources.
+    #[serde(default, deserialize_with = "default_on_error")]
+    pub embedded_context: bool,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl PromptCapabilities {
+    /// Text and resource links only.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+setters!(PromptCapabilities {
+    set { image: bool, audio: bool, embedded_context: bool }
+    opt { meta: Meta }
+});
+
+/// Which MCP transports an agent supports besides stdio (which all must support).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct McpCapabilities {
+    /// Whether the agent can connect to MCP servers over HTTP.
+    #[serde(default, deserialize_with = "default_on_error")]
+    pub http: bool,
+    /// Whether the agent can connect to MCP servers over SSE.
+    #[serde(default, deserialize_with = "default_on_error")]
+    pub sse: bool,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl McpCapabilities {
+    /// Stdio only.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+setters!(McpCapabilities {
+    set { http: bool, sse: bool }
+    opt { meta: Meta }
+});
+
+/// Optional session methods an agent supports. Each is `{}` when supported and
+/// absent (or `null`) when not.
+///
+/// Every agent supports `session/new`, `session/prompt`, `session/cancel` and
+/// `session/update`; `session/load` is announced by
+/// [`AgentCapabilities::load_session`] instead.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SessionCapabilities {
+    /// Present if the agent supports `session/list`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub list: Option<SessionListCapabilities>,
+    /// Present if the agent supports `session/delete`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub delete: Option<SessionDeleteCapabilities>,
+    /// Present if the agent accepts `additionalDirectories` on session requests.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub additional_directories: Option<SessionAdditionalDirectoriesCapabilities>,
+    /// Present if the agent supports `session/resume`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub resume: Option<SessionResumeCapabilities>,
+    /// Present if the agent supports `session/close`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub close: Option<SessionCloseCapabilities>,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl SessionCapabilities {
+    /// No optional session methods.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+setters!(SessionCapabilities {
+    opt {
+        list: SessionListCapabilities,
+        delete: SessionDeleteCapabilities,
+        additional_directories: SessionAdditionalDirectoriesCapabilities,
+        resume: SessionResumeCapabilities,
+        close: SessionCloseCapabilities,
+        meta: Meta,
+    }
+});
+
+/// Authentication-related features of an agent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct AgentAuthCapabilities {
+    /// Present (`{}`) if the agent supports `logout`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_default_on_error"
+    )]
+    pub logout: Option<LogoutCapabilities>,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl AgentAuthCapabilities {
+    /// No optional authentication features.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+setters!(AgentAuthCapabilities { opt { logout: LogoutCapabilities, meta: Meta } });
+
+/// Declares a capability marker: an object whose presence means "supported" and
+/// whose only field is `_meta`.
+macro_rules! marker_capability {
+    ($(#[$attr:meta])* $name:ident) => {
+        $(#[$attr])*
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[non_exhaustive]
+        pub struct $name {
+            /// Extension metadata.
+            #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "meta")]
+            pub meta: Option<Meta>,
+        }
+
+        impl $name {
+            /// The marker, written as `{}`.
+            pub fn new() -> Self {
+                Self::default()
+            }
+        }
+
+        setters!($name { opt { meta: Meta } });
+    };
+}
+
+marker_capability!(
+    /// Marks support for `session/list`.
+    SessionListCapabilities
+);
+marker_capability!(
+    /// Marks support for `session/delete`.
+    SessionDeleteCapabilities
+);
+marker_capability!(
+    /// Marks support for `additionalDirectories` on session requests.
+    SessionAdditionalDirectoriesCapabilities
+);
+marker_capability!(
+    /// Marks support for `session/resume`.
+    SessionResumeCapabilities
+);
+marker_capability!(
+    /// Marks support for `session/close`.
+    SessionCloseCapabilities
+);
+marker_capability!(
+    /// Marks support for `logout`.
+    LogoutCapabilities
+);
+marker_capability!(
+    /// Marks that the client can display boolean config options.
+    BooleanConfigOptionCapabilities
+);
+marker_capability!(
+    /// Marks that the client can render form elicitations.
+    ElicitationFormCapabilities
+);
+marker_capability!(
+    /// Marks that the client can send the user to a URL for an elicitation.
+    ElicitationUrlCapabilities
+);
+
+marker_capability!(
+    /// Marks that the client can show live `notice` updates to the user. (The
+    /// schema lists no fields here; `_meta` is kept like everywhere else.)
+    NoticeCapabilities
+);
+marker_capability!(
+    /// Marks that the client handles ID-addressed context compaction updates.
+    /// (The schema lists no fields here; `_meta` is kept like everywhere else.)
+    CompactionCapabilities
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn protocol_version_numbers_and_strings() {
+        let v: ProtocolVersion = crate::decode("1").unwrap();
+        assert_eq!(v, ProtocolVersion::V1);
+        let v: ProtocolVersion = crate::decode("65535").unwrap();
+        assert_eq!(v.get(), 65535);
+        let v: ProtocolVersion = crate::decode(r#""0.1.0""#).unwrap();
+        assert_eq!(v, ProtocolVersion::V0);
+        assert!(crate::decode::<ProtocolVersion>("65536").is_err());
+        assert!(crate::decode::<ProtocolVersion>("-1").is_err());
+        assert!(crate::decode::<ProtocolVersion>("1.5").is_err());
+        assert!(crate::decode::<ProtocolVersion>("null").is_err());
+        assert_eq!(
+            serde_json::to_string(&ProtocolVersion::LATEST).unwrap(),
+            "1"
+        );
+        let req: InitializeRequest = crate::decode(r#"{"protocolVersion":"0.2.0"}"#).unwrap();
+        assert_eq!(req.protocol_version, ProtocolVersion::V0);
+    }
+
+    #[test]
+    fn initialize_request_defaults_are_written() {
+        let req: InitializeRequest = crate::decode(r#"{"protocolVersion":1}"#).unwrap();
+        assert_eq!(
+            serde_json::to_value(&req).unwrap(),
+            json!({
+                "protocolVersion": 1,
+                "clientCapabilities": {
+                    "fs": {"readTextFile": false, "writeTextFile": false},
+                    "terminal": false,
+                    "auth": {"terminal": false}
+                }
+            })
+        );
+        // A malformed capability object falls back to the default.
+        let bad: InitializeRequest =
+            crate::decode(r#"{"protocolVersion":1,"clientCapabilities":7}"#).unwrap();
+        assert_eq!(bad, req);
+    }
+
+    #[test]
+    fn malformed_capabilities_fall_back() {
+        let caps: ClientCapabilities = crate::decode(
+            r#"{"fs":3,"terminal":"sometimes","session":[],"elicitation":[{}],"auth":[true]}"#,
+        )
+        .unwrap();
+        assert_eq!(caps, ClientCapabilities::default());
+        assert_eq!(
+            serde_json::to_string(&caps).unwrap(),
+            r#"{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"auth":{"terminal":false}}"#
+        );
+        let notices: NoticeCapabilities = crate::decode(r#"{"_meta":{"a":1}}"#).unwrap();
+        assert_eq!(
+            serde_json::to_string(&notices).unwrap(),
+            r#"{"_meta":{"a":1}}"#
+        );
+    }
+
+    #[test]
+    fn initialize_response_defaults_are_written() {
+        let resp: InitializeResponse = crate::decode(r#"{"protocolVersion":1}"#).unwrap();
+        assert_eq!(
+            serde_json::to_value(&resp).unwrap(),
+            json!({
+                "protocolVersion": 1,
+                "agentCapabilities": {
+                    "loadSession": false,
+                    "promptCapabilities": {"image": false, "audio": false, "embeddedContext": false},
+                    "mcpCapabilities": {"http": false, "sse": false},
+                    "sessionCapabilities": {},
+                    "auth": {}
+                },
+                "authMethods": []
+            })
+        );
+    }
+
+    #[test]
+    fn session_capability_markers() {
+        let text = r#"{"list":{},"resume":null,"close":{"_meta":{"x":1}},"delete":5}"#;
+        let caps: SessionCapabilities = crate::decode(text).unwrap();
+        assert!(caps.list.is_some());
+        assert!(caps.resume.is_none());
+        assert!(caps.delete.is_none());
+        assert_eq!(
+            serde_json::to_string(&caps).unwrap(),
+            r#"{"list":{},"close":{"_meta":{"x":1}}}"#
+        );
+        let client = ClientCapabilities::new().session(
+            ClientSessionCapabilities::new()
+                .notices(NoticeCapabilities::new())
+                .compaction(CompactionCapabilities::new()),
+        );
+        let v = serde_json::to_value(&client).unwrap();
+        assert_eq!(v["session"], json!({"compaction": {}, "notices": {}}));
+    }
+}

@@ -1,0 +1,114 @@
+//! Prompt turns: the client sends the user's message with `session/prompt`, the
+//! agent streams progress as session updates and finally answers with why it stopped.
+
+use crate::util::{meta, setters, string_enum};
+use crate::{ContentBlock, Meta, SessionId};
+use serde::{Deserialize, Serialize};
+
+/// Params of `session/prompt`: a user message for a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct PromptRequest {
+    /// The session the message is for.
+    pub session_id: SessionId,
+    /// The content blocks making up the message (`text` and `resource_link` always
+    /// work; other kinds depend on the agent's prompt capabilities).
+    pub prompt: Vec<ContentBlock>,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl PromptRequest {
+    /// A prompt of `prompt` blocks for `session_id`.
+    pub fn new(session_id: impl Into<SessionId>, prompt: Vec<ContentBlock>) -> Self {
+        PromptRequest {
+            session_id: session_id.into(),
+            prompt,
+            meta: None,
+        }
+    }
+}
+
+setters!(PromptRequest { opt { meta: Meta } });
+
+/// Result of `session/prompt`: the turn is over.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct PromptResponse {
+    /// Why the agent stopped working on the turn.
+    pub stop_reason: StopReason,
+    /// Extension metadata.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
+    pub meta: Option<Meta>,
+}
+
+impl PromptResponse {
+    /// A response ending the turn for `stop_reason`.
+    pub fn new(stop_reason: impl Into<StopReason>) -> Self {
+        PromptResponse {
+            stop_reason: stop_reason.into(),
+            meta: None,
+        }
+    }
+}
+
+setters!(PromptResponse { opt { meta: Meta } });
+
+string_enum! {
+    /// Why an agent ended a prompt turn.
+    pub enum StopReason {
+        /// The turn finished normally.
+        "end_turn" => EndTurn,
+        /// The model hit its token limit.
+        "max_tokens" => MaxTokens,
+        /// The agent hit its limit of model requests for one user turn.
+        "max_turn_requests" => MaxTurnRequests,
+        /// The model refused to go on; the prompt and what followed it are dropped
+        /// from the next turn's context.
+        "refusal" => Refusal,
+        /// The client cancelled the turn with `session/cancel` (required answer to a cancel).
+        "cancelled" => Cancelled,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode;
+
+    #[test]
+    fn prompt_request_wire_order() {
+        let req = PromptRequest::new(SessionId::new("s"), vec![ContentBlock::from("hi")]);
+        let json = serde_json::to_string(&req).unwrap();
+        assert_eq!(
+            json,
+            r#"{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}"#
+        );
+    }
+
+    #[test]
+    fn stop_reason_known_and_unknown() {
+        let r: PromptResponse = decode(r#"{"stopReason":"cancelled"}"#).unwrap();
+        assert_eq!(r.stop_reason, StopReason::Cancelled);
+        let r: PromptResponse = decode(r#"{"stopReason":"_vendor_pause"}"#).unwrap();
+        assert_eq!(r.stop_reason, StopReason::Other("_vendor_pause".into()));
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"stopReason":"_vendor_pause"}"#
+        );
+        assert!(decode::<PromptResponse>("{}").is_err());
+    }
+}

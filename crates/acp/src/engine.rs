@@ -1,0 +1,971 @@
+//! The JSON-RPC engine shared by both sides of a connection.
+//!
+//! One engine runs per connection, parameterised by a [`Handler`] (the agent side
+//! or the client side). It owns three tasks' worth of work:
+//!
+//! - **The reader** reads lines, parses each envelope without copying its params,
+//!   and routes it. It never runs user code itself, so it keeps reading while
+//!   handlers wait on the peer.
+//! - **The notification lane** runs notification handlers one at a time, in
+//!   arrival order.
+//! - **The writer** is the only task that writes to the transport. Every outgoing
+//!   line goes through one bounded FIFO queue, so lines are written in the order
+//!   their senders enqueued them.
+//!
+//! # Ordering
+//! - Notifications are handled one at a time, in the order they arrived.
+//! - Requests run concurrently, each in its own task: a slow handler never blocks
+//!   another, and a handler may await requests to the peer (an agent's prompt
+//!   handler calling `fs/read_text_file`) without deadlock, because the reader
+//!   keeps running.
+//! - A request is *started*, and a response is *delivered* to the caller awaiting
+//!   it, only after every notification that arrived before it has been handled.
+//!   So when a client's `prompt` call returns, every `session/update` the agent
+//!   sent before its response has already gone through the client's handler; and a
+//!   permission request is seen after the tool call it refers to.
+//! - The exception keeps that rule from deadlocking: a response to a request that
+//!   was sent *from inside* a notification handler is delivered at once (the lane
+//!   is busy with that very handler).
+//! - Sending awaits a place in the outgoing queue, so everything a handler sent
+//!   (awaited) before it returned is on the wire before its response. In
+//!   particular every `session/update` an agent sends before returning from
+//!   `prompt` precedes the prompt response.
+//!
+//! # Backpressure
+//! The outgoing queue holds [`ConnectionOptions::outgoing_queue`] lines; senders
+//! wait when it is full. The notification lane holds
+//! [`ConnectionOptions::notification_queue`] jobs; the reader waits when it is full,
+//! which in turn makes the peer wait. While a notification handler itself awaits a
+//! response from the peer, the reader stops waiting for room in the lane (it
+//! could otherwise never read that response); the lane may then grow past its
+//! bound until the handler's response arrives.
+//!
+//! # Errors
+//! An unparsable line is answered with -32700 and `id: null`; JSON that is not a
+//! request, notification or response with -32600; a line over the size limit with
+//! -32600 and skipped. Unknown methods get -32601 (unknown notifications are
+//! logged at debug level and ignored); params that do not decode get -32602 with
+//! the field path in `data`. A response with an unknown id is logged and dropped.
+//! When the transport closes, every pending outgoing request fails at once with
+//! [`ConnectionError::Closed`] and every running incoming request is cancelled.
+
+use crate::codec::{DEFAULT_MAX_MESSAGE_SIZE, Frame, LineReader, LineWriter};
+use crate::error::ConnectionError;
+use crate::tap::{Direction, Tap, TapEvent};
+use crate::transport::Transport;
+use acp_schema::{CancelRequestNotification, Error, ErrorCode, Notification, Request, RequestId};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::SystemTime;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, debug, debug_span, warn};
+
+/// Tunables of a connection.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ConnectionOptions {
+    /// The longest line accepted, in bytes (default 64 MiB). A longer line is
+    /// answered with an error and skipped; the connection lives on.
+    pub max_message_size: usize,
+    /// How many outgoing lines may wait for the writer (default 1024).
+    pub outgoing_queue: usize,
+    /// How many notifications may wait for their handler (default 1024).
+    pub notification_queue: usize,
+    /// A callback that sees every line in and out.
+    pub tap: Option<Tap>,
+}
+
+impl Default for ConnectionOptions {
+    fn default() -> Self {
+        ConnectionOptions {
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            outgoing_queue: 1024,
+            notification_queue: 1024,
+            tap: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ConnectionOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectionOptions")
+            .field("max_message_size", &self.max_message_size)
+            .field("outgoing_queue", &self.outgoing_queue)
+            .field("notification_queue", &self.notification_queue)
+            .field("tap", &self.tap.is_some())
+            .finish()
+    }
+}
+
+impl ConnectionOptions {
+    /// Sets [`max_message_size`](Self::max_message_size).
+    #[must_use]
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes;
+        self
+    }
+    /// Sets [`outgoing_queue`](Self::outgoing_queue) (at least 1).
+    #[must_use]
+    pub fn outgoing_queue(mut self, lines: usize) -> Self {
+        self.outgoing_queue = lines.max(1);
+        self
+    }
+    /// Sets [`notification_queue`](Self::notification_queue) (at least 1).
+    #[must_use]
+    pub fn notification_queue(mut self, jobs: usize) -> Self {
+        self.notification_queue = jobs.max(1);
+        self
+    }
+    /// Installs a tap that sees every line in and out.
+    #[must_use]
+    pub fn tap(mut self, tap: impl Fn(&TapEvent<'_>) + Send + Sync + 'static) -> Self {
+        self.tap = Some(Arc::new(tap));
+        self
+    }
+}
+
+/// What a request handler produces: the serialised result or an error object.
+pub(crate) type HandlerFuture = BoxFuture<'static, Result<Box<RawValue>, Error>>;
+
+/// The side-specific part of a connection: turns incoming methods into work.
+pub(crate) trait Handler: Send + Sync + 'static {
+    /// Decodes an incoming request. `Err` is answered at once (unknown method,
+    /// bad params); `Ok` is run concurrently with other requests.
+    fn request(&self, method: &str, params: Option<&RawValue>) -> Result<HandlerFuture, Error>;
+    /// Decodes an incoming notification; `Ok` is run on the notification lane.
+    fn notification(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<BoxFuture<'static, ()>, Error>;
+}
+
+/// Serialises a handler's typed result.
+pub(crate) fn to_raw<T: Serialize>(result: Result<T, Error>) -> Result<Box<RawValue>, Error> {
+    let value = result?;
+    serde_json::value::to_raw_value(&value)
+        .map_err(|e| Error::internal_error().data(format!("could not serialise result: {e}")))
+}
+
+/// How a pending request learns its fate.
+enum Payload<'a> {
+    Result(&'a RawValue),
+    Error(Error),
+    /// A response-shaped message that did not parse.
+    Malformed(String),
+    Closed,
+}
+
+/// Runs when the caller should see its response (possibly later, in order).
+type Delivery = Box<dyn FnOnce() + Send>;
+/// Decodes a response with the pending request's own type.
+type Responder = Box<dyn FnOnce(Payload<'_>) -> Delivery + Send>;
+
+struct Pending {
+    method: &'static str,
+    responder: Responder,
+    /// Sent from inside a notification handler: deliver without waiting for the lane.
+    immediate: bool,
+}
+
+#[derive(Default)]
+struct PendingTable {
+    closed: bool,
+    map: HashMap<i64, Pending>,
+}
+
+/// A job for the notification lane.
+enum Job {
+    Notify(BoxFuture<'static, ()>, Option<OwnedSemaphorePermit>),
+    Deliver(Delivery, Option<OwnedSemaphorePermit>),
+    Start(BoxFuture<'static, ()>, Option<OwnedSemaphorePermit>),
+}
+
+tokio::task_local! {
+    /// Set while a notification handler of the connection with this id runs.
+    static IN_NOTIFICATION: usize;
+}
+
+struct Shared {
+    next_id: AtomicI64,
+    pending: Mutex<PendingTable>,
+    incoming: Mutex<HashMap<RequestId, CancellationToken>>,
+    out_tx: mpsc::Sender<Vec<u8>>,
+    closed: CancellationToken,
+    close_reason: Mutex<Option<ConnectionError>>,
+    /// Jobs queued on or running in the notification lane.
+    backlog: AtomicUsize,
+    /// Notification handlers currently awaiting a response from the peer.
+    waiting_in_notification: AtomicUsize,
+    waiting_changed: Notify,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A handle to one JSON-RPC connection: call and notify the peer, watch it close.
+///
+/// Cheap to clone; all clones share the connection. The typed wrappers
+/// [`AgentSideConnection`](crate::AgentSideConnection) and
+/// [`ClientSideConnection`](crate::ClientSideConnection) are built on it.
+#[derive(Clone)]
+pub struct RpcConnection {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for RpcConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RpcConnection")
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+#[derive(Serialize)]
+struct OutRequest<'a, P: ?Sized> {
+    jsonrpc: &'static str,
+    id: i64,
+    method: &'a str,
+    params: &'a P,
+}
+
+#[derive(Serialize)]
+struct OutNotification<'a, P: ?Sized> {
+    jsonrpc: &'static str,
+    method: &'a str,
+    params: &'a P,
+}
+
+#[derive(Serialize)]
+struct OutResponse<'a> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a Error>,
+}
+
+fn response_line(id: &RequestId, result: &Result<Box<RawValue>, Error>) -> Vec<u8> {
+    let out = match result {
+        Ok(raw) => OutResponse {
+            jsonrpc: "2.0",
+            id,
+            result: Some(raw),
+            error: None,
+        },
+        Err(err) => OutResponse {
+            jsonrpc: "2.0",
+            id,
+            result: None,
+            error: Some(err),
+        },
+    };
+    // Serialising these plain structs cannot fail: ids, raw JSON and error objects
+    // with string keys only.
+    serde_json::to_vec(&out).unwrap_or_else(|_| {
+        br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#.to_vec()
+    })
+}
+
+impl RpcConnection {
+    /// Creates a connection handle; nothing happens until [`Unstarted::run`]
+    /// is given a transport and a handler (which may hold clones of the handle).
+    pub(crate) fn new(options: ConnectionOptions) -> (RpcConnection, Unstarted) {
+        let (out_tx, out_rx) = mpsc::channel(options.outgoing_queue.max(1));
+        let shared = Arc::new(Shared {
+            next_id: AtomicI64::new(0),
+            pending: Mutex::new(PendingTable::default()),
+            incoming: Mutex::new(HashMap::new()),
+            out_tx,
+            closed: CancellationToken::new(),
+            close_reason: Mutex::new(None),
+            backlog: AtomicUsize::new(0),
+            waiting_in_notification: AtomicUsize::new(0),
+            waiting_changed: Notify::new(),
+        });
+        let conn = RpcConnection { shared };
+        let unstarted = Unstarted {
+            conn: conn.clone(),
+            out_rx,
+            options,
+        };
+        (conn, unstarted)
+    }
+
+    fn id(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
+    }
+
+    /// Sends a request and waits for its response, decoded as `R::Response`.
+    ///
+    /// Dropping the returned future before it completes sends `$/cancel_request`
+    /// for it to the peer.
+    pub async fn request<R: Request>(&self, params: R) -> Result<R::Response, ConnectionError> {
+        self.request_with(R::METHOD, &params, |raw| {
+            acp_schema::decode::<R::Response>(raw.get())
+        })
+        .await
+    }
+
+    /// Sends an extension request (`_vendor/method`) with raw params; the result is raw JSON.
+    pub async fn ext_request(
+        &self,
+        request: acp_schema::ExtRequest,
+    ) -> Result<acp_schema::ExtResponse, ConnectionError> {
+        let method: &'static str = Box::leak(Box::<str>::from(&*request.method));
+        // Extension method names are few and long-lived; leaking keeps `Pending`
+        // free of allocations on the hot path of typed requests.
+        self.request_with(method, &request.params, |raw| {
+            Ok(acp_schema::ExtResponse(raw.to_owned()))
+        })
+        .await
+    }
+
+    async fn request_with<P, T, F>(
+        &self,
+        method: &'static str,
+        params: &P,
+        decode: F,
+    ) -> Result<T, ConnectionError>
+    where
+        P: Serialize + ?Sized,
+        T: Send + 'static,
+        F: FnOnce(&RawValue) -> Result<T, acp_schema::DecodeError> + Send + 'static,
+    {
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let line = serde_json::to_vec(&OutRequest {
+            jsonrpc: "2.0",
+            id,
+            method,
+            params,
+        })
+        .map_err(|e| ConnectionError::Serialize(Arc::new(e)))?;
+        let (tx, rx) = oneshot::channel::<Result<T, ConnectionError>>();
+        let responder: Responder = Box::new(move |payload| {
+            let result = match payload {
+                Payload::Result(raw) => decode(raw).map_err(ConnectionError::Protocol),
+                Payload::Error(err) => Err(ConnectionError::Remote(err)),
+                Payload::Malformed(message) => Err(ConnectionError::Protocol(
+                    acp_schema::DecodeError {
+                        path: String::new(),
+                        message,
+                    },
+                )),
+                Payload::Closed => Err(ConnectionError::Closed),
+            };
+            Box::new(move || {
+                let _ = tx.send(result);
+            })
+        });
+        let immediate = IN_NOTIFICATION.try_with(|c| *c == self.id()).unwrap_or(false);
+        {
+            let mut table = lock(&self.shared.pending);
+            if table.closed {
+                return Err(self.close_error());
+            }
+            table.map.insert(
+                id,
+                Pending {
+                    method,
+                    responder,
+                    immediate,
+                },
+            );
+        }
+        let mut guard = CancelOnDrop {
+            conn: self,
+            id,
+            armed: true,
+        };
+        if self.shared.out_tx.send(line).await.is_err() {
+            guard.armed = false;
+            lock(&self.shared.pending).map.remove(&id);
+            return Err(self.close_error());
+        }
+        let _waiting = immediate.then(|| WaitingInNotification::new(&self.shared));
+        let result = rx.await;
+        guard.armed = false;
+        result.unwrap_or_else(|_| Err(self.close_error()))
+    }
+
+    /// Sends a notification. Returns once it is queued for the writer, so
+    /// notifications sent one after another are written in that order.
+    pub async fn notify<N: Notification>(&self, params: N) -> Result<(), ConnectionError> {
+        self.notify_with(N::METHOD, &params).await
+    }
+
+    /// Sends an extension notification (`_vendor/event`) with raw params.
+    pub async fn ext_notify(
+        &self,
+        notification: acp_schema::ExtNotification,
+    ) -> Result<(), ConnectionError> {
+        self.notify_with(&notification.method, &notification.params)
+            .await
+    }
+
+    async fn notify_with<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: &P,
+    ) -> Result<(), ConnectionError> {
+        let line = serde_json::to_vec(&OutNotification {
+            jsonrpc: "2.0",
+            method,
+            params,
+        })
+        .map_err(|e| ConnectionError::Serialize(Arc::new(e)))?;
+        if self.shared.closed.is_cancelled() {
+            return Err(self.close_error());
+        }
+        self.shared
+            .out_tx
+            .send(line)
+            .await
+            .map_err(|_| self.close_error())
+    }
+
+    /// Whether the connection has closed.
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.is_cancelled()
+    }
+
+    /// Resolves when the connection has closed (end of input, an I/O error, or
+    /// [`close`](Self::close)).
+    pub async fn closed(&self) {
+        self.shared.closed.cancelled().await
+    }
+
+    /// Closes the connection: pending requests fail with
+    /// [`ConnectionError::Closed`], running handlers are cancelled, queued output
+    /// is flushed and the I/O future ends.
+    pub fn close(&self) {
+        self.shutdown(None);
+    }
+
+    fn close_error(&self) -> ConnectionError {
+        lock(&self.shared.close_reason)
+            .clone()
+            .unwrap_or(ConnectionError::Closed)
+    }
+
+    fn shutdown(&self, reason: Option<ConnectionError>) {
+        {
+            let mut slot = lock(&self.shared.close_reason);
+            if slot.is_none() {
+                *slot = reason;
+            }
+        }
+        let pending = {
+            let mut table = lock(&self.shared.pending);
+            table.closed = true;
+            std::mem::take(&mut table.map)
+        };
+        for (_, p) in pending {
+            (p.responder)(Payload::Closed)();
+        }
+        for (_, token) in lock(&self.shared.incoming).drain() {
+            token.cancel();
+        }
+        self.shared.closed.cancel();
+    }
+
+    /// Sends a line from the reader without ever blocking it.
+    fn send_from_reader(&self, line: Vec<u8>) {
+        match self.shared.out_tx.try_send(line) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(line)) => {
+                let tx = self.shared.out_tx.clone();
+                tokio::spawn(async move {
+                    let _ = tx.send(line).await;
+                });
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {}
+        }
+    }
+
+    fn reply_error(&self, id: RequestId, err: Error) {
+        self.send_from_reader(response_line(&id, &Err(err)));
+    }
+}
+
+/// A connection that has a handle but no I/O yet.
+pub(crate) struct Unstarted {
+    conn: RpcConnection,
+    out_rx: mpsc::Receiver<Vec<u8>>,
+    options: ConnectionOptions,
+}
+
+impl Unstarted {
+    /// The I/O future: must be polled (spawned or awaited) for anything to
+    /// happen; it ends when the connection closes.
+    pub(crate) fn run(self, transport: Transport, handler: Arc<dyn Handler>) -> crate::IoFuture {
+        let (reader, writer) = transport.into_parts();
+        Box::pin(run(self.conn, handler, reader, writer, self.out_rx, self.options))
+    }
+}
+
+/// Sends `$/cancel_request` when a request's future is dropped before its response.
+struct CancelOnDrop<'a> {
+    conn: &'a RpcConnection,
+    id: i64,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let was_pending = lock(&self.conn.shared.pending)
+            .map
+            .remove(&self.id)
+            .is_some();
+        if !was_pending || self.conn.is_closed() {
+            return;
+        }
+        let params = CancelRequestNotification::new(self.id);
+        if let Ok(line) = serde_json::to_vec(&OutNotification {
+            jsonrpc: "2.0",
+            method: CancelRequestNotification::METHOD,
+            params: &params,
+        }) {
+            if tokio::runtime::Handle::try_current().is_ok() {
+                self.conn.send_from_reader(line);
+            } else {
+                let _ = self.conn.shared.out_tx.try_send(line);
+            }
+        }
+    }
+}
+
+/// Counts a notification handler that is waiting on the peer (see "Backpressure").
+struct WaitingInNotification<'a>(&'a Shared);
+
+impl<'a> WaitingInNotification<'a> {
+    fn new(shared: &'a Shared) -> Self {
+        shared.waiting_in_notification.fetch_add(1, Ordering::SeqCst);
+        shared.waiting_changed.notify_waiters();
+        WaitingInNotification(shared)
+    }
+}
+
+impl Drop for WaitingInNotification<'_> {
+    fn drop(&mut self) {
+        self.0.waiting_in_notification.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The envelope of any incoming message; params and results stay borrowed.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<RequestId>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present_raw")]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<Error>,
+}
+
+/// A present `"id": null` is `Some(RequestId::Null)`, unlike an absent id.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RequestId>, D::Error> {
+    RequestId::deserialize(d).map(Some)
+}
+
+/// A present `"result": null` is `Some("null")`, unlike an absent result.
+fn present_raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// What the reader makes of one line.
+enum Incoming<'a> {
+    Request(RequestId, Cow<'a, str>, Option<&'a RawValue>),
+    Notification(Cow<'a, str>, Option<&'a RawValue>),
+    Response(RequestId, Result<&'a RawValue, Error>),
+    /// Not JSON: answer -32700.
+    Unparsable(String),
+    /// JSON, but not a message: answer -32600 (with the id, when one could be read).
+    Invalid(Option<RequestId>, String),
+    /// Shaped like a response (no `method`), but malformed: fail the pending request.
+    BadResponse(RequestId, String),
+}
+
+fn classify(line: &[u8]) -> Incoming<'_> {
+    // Only an object is a message. Serde would also read an array into the
+    // envelope, by position: `["2.0",7,"logout"]` must not run as a request.
+    if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return match serde_json::from_slice::<serde::de::IgnoredAny>(line) {
+            Ok(_) => Incoming::Invalid(None, "a message must be a JSON object".into()),
+            Err(e) => Incoming::Unparsable(strip_position(&e.to_string())),
+        };
+    }
+    let env: Envelope<'_> = match serde_json::from_slice(line) {
+        Ok(env) => env,
+        Err(e) if e.is_data() => {
+            // Valid JSON of the wrong shape: try to recover an id to answer.
+            let value = serde_json::from_slice::<serde_json::Value>(line).ok();
+            let get = |key: &str| value.as_ref().and_then(|v| v.get(key));
+            let id = get("id").and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+            let msg = strip_position(&e.to_string());
+            let response_like =
+                get("method").is_none() && (get("result").is_some() || get("error").is_some());
+            return match id {
+                Some(id) if response_like => Incoming::BadResponse(id, msg),
+                id => Incoming::Invalid(id, msg),
+            };
+        }
+        Err(e) => return Incoming::Unparsable(strip_position(&e.to_string())),
+    };
+    // A malformed response is never answered: its id is one of ours, and an
+    // error reply carrying it would read as the answer to the peer's own request.
+    let response_like = env.method.is_none() && (env.result.is_some() || env.error.is_some());
+    if env.jsonrpc.as_deref() != Some("2.0") {
+        let msg = "`jsonrpc` must be \"2.0\"".to_string();
+        return match env.id {
+            Some(id) if response_like => Incoming::BadResponse(id, msg),
+            id => Incoming::Invalid(id, msg),
+        };
+    }
+    match (env.method, env.id, env.result, env.error) {
+        (Some(method), Some(id), None, None) => Incoming::Request(id, method, env.params),
+        (Some(method), None, None, None) => Incoming::Notification(method, env.params),
+        (None, Some(id), Some(result), None) => Incoming::Response(id, Ok(result)),
+        (None, Some(id), None, Some(error)) => Incoming::Response(id, Err(error)),
+        (None, Some(id), Some(_), Some(_)) => Incoming::BadResponse(
+            id,
+            "a response has either `result` or `error`, not both".into(),
+        ),
+        (Some(_), id, _, _) => Incoming::Invalid(id, "a request has no `result` or `error`".into()),
+        (None, id, None, None) => Incoming::Invalid(
+            id,
+            "not a request, notification or response: no `method`, `result` or `error`".into(),
+        ),
+        (None, None, _, _) => Incoming::Invalid(None, "a response needs an `id`".into()),
+    }
+}
+
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+async fn run(
+    conn: RpcConnection,
+    handler: Arc<dyn Handler>,
+    reader: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>,
+    writer: std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>,
+    out_rx: mpsc::Receiver<Vec<u8>>,
+    options: ConnectionOptions,
+) -> Result<(), ConnectionError> {
+    let (lane_tx, lane_rx) = mpsc::unbounded_channel::<Job>();
+    let writer_task = tokio::spawn(write_loop(
+        conn.clone(),
+        LineWriter::new(writer),
+        out_rx,
+        options.tap.clone(),
+    ));
+    tokio::spawn(notification_lane(conn.clone(), lane_rx));
+    let router = Router {
+        conn: conn.clone(),
+        handler,
+        lane_tx,
+        lane_permits: Arc::new(Semaphore::new(options.notification_queue.max(1))),
+    };
+    let mut lines = LineReader::new(reader, options.max_message_size);
+    let result = loop {
+        tokio::select! {
+            biased;
+            _ = conn.shared.closed.cancelled() => break Ok(()),
+            frame = lines.next_frame() => match frame {
+                Ok(Some(Frame::Message(bytes))) => {
+                    if let Some(tap) = &options.tap {
+                        tap(&TapEvent { direction: Direction::Incoming, at: SystemTime::now(), line: bytes });
+                    }
+                    router.route(bytes).await;
+                }
+                Ok(Some(Frame::TooLong { size })) => {
+                    warn!(size, limit = options.max_message_size, "skipping an over-long message");
+                    conn.reply_error(
+                        RequestId::Null,
+                        Error::invalid_request().data(format!(
+                            "message of {size} bytes exceeds the limit of {} bytes",
+                            options.max_message_size
+                        )),
+                    );
+                }
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(ConnectionError::Io(Arc::new(e))),
+            }
+        }
+    };
+    conn.shutdown(result.clone().err());
+    drop(router);
+    match writer_task.await {
+        Ok(Err(e)) if result.is_ok() => Err(e),
+        _ => result,
+    }
+}
+
+/// Routes parsed lines from the reader to handlers, pending requests and the lane.
+struct Router {
+    conn: RpcConnection,
+    handler: Arc<dyn Handler>,
+    lane_tx: mpsc::UnboundedSender<Job>,
+    lane_permits: Arc<Semaphore>,
+}
+
+impl Router {
+    async fn route(&self, line: &[u8]) {
+        match classify(line) {
+            Incoming::Request(id, method, params) => self.on_request(id, &method, params).await,
+            Incoming::Notification(method, params) => self.on_notification(&method, params).await,
+            Incoming::Response(id, Ok(raw)) => self.on_response(id, Payload::Result(raw)).await,
+            Incoming::Response(id, Err(err)) => self.on_response(id, Payload::Error(err)).await,
+            Incoming::Unparsable(msg) => {
+                debug!(error = %msg, "unparsable line");
+                self.conn.reply_error(RequestId::Null, Error::parse_error().data(msg));
+            }
+            Incoming::BadResponse(id, msg) => {
+                warn!(%id, error = %msg, "malformed response");
+                self.on_response(id, Payload::Malformed(msg)).await;
+            }
+            Incoming::Invalid(id, msg) => {
+                debug!(error = %msg, "invalid message");
+                self.conn.reply_error(
+                    id.unwrap_or(RequestId::Null),
+                    Error::invalid_request().data(msg),
+                );
+            }
+        }
+    }
+
+    fn lane_idle(&self) -> bool {
+        self.conn.shared.backlog.load(Ordering::SeqCst) == 0
+    }
+
+    /// Waits for room in the lane, unless a notification handler is waiting on
+    /// the peer (then the reader must keep reading; see "Backpressure").
+    async fn permit(&self) -> Option<OwnedSemaphorePermit> {
+        let shared = &self.conn.shared;
+        loop {
+            let changed = shared.waiting_changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if shared.waiting_in_notification.load(Ordering::SeqCst) > 0 {
+                return None;
+            }
+            tokio::select! {
+                permit = self.lane_permits.clone().acquire_owned() => return permit.ok(),
+                _ = &mut changed => {}
+            }
+        }
+    }
+
+    async fn enqueue(&self, job: impl FnOnce(Option<OwnedSemaphorePermit>) -> Job) {
+        let permit = self.permit().await;
+        self.conn.shared.backlog.fetch_add(1, Ordering::SeqCst);
+        if self.lane_tx.send(job(permit)).is_err() {
+            self.conn.shared.backlog.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    async fn on_request(&self, id: RequestId, method: &str, params: Option<&RawValue>) {
+        let work = match self.handler.request(method, params) {
+            Ok(work) => work,
+            Err(err) => {
+                debug!(%method, %id, code = err.code.0, "request rejected");
+                self.conn.reply_error(id, err);
+                return;
+            }
+        };
+        let token = CancellationToken::new();
+        match lock(&self.conn.shared.incoming).entry(id.clone()) {
+            Entry::Occupied(_) => {
+                drop(work);
+                self.conn.reply_error(
+                    id,
+                    Error::invalid_request().data("a request with this id is still running"),
+                );
+                return;
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(token.clone());
+            }
+        }
+        let span = debug_span!("acp.request", %method, %id);
+        let conn = self.conn.clone();
+        let task = async move {
+            let result = tokio::select! {
+                biased;
+                _ = token.cancelled() => Err(Error::request_cancelled()),
+                outcome = AssertUnwindSafe(work).catch_unwind() => outcome.unwrap_or_else(|_| {
+                    Err(Error::internal_error().data("the handler panicked"))
+                }),
+            };
+            lock(&conn.shared.incoming).remove(&id);
+            if let Err(err) = &result {
+                debug!(code = err.code.0, message = %err.message, "request failed");
+            }
+            let _ = conn.shared.out_tx.send(response_line(&id, &result)).await;
+        }
+        .instrument(span);
+        if self.lane_idle() {
+            tokio::spawn(task);
+        } else {
+            self.enqueue(|permit| Job::Start(Box::pin(task), permit)).await;
+        }
+    }
+
+    async fn on_notification(&self, method: &str, params: Option<&RawValue>) {
+        if method == CancelRequestNotification::METHOD {
+            match acp_schema::decode::<CancelRequestNotification>(acp_schema::params_text(params)) {
+                Ok(cancel) => {
+                    if let Some(token) = lock(&self.conn.shared.incoming).get(&cancel.request_id) {
+                        debug!(id = %cancel.request_id, "request cancelled by peer");
+                        token.cancel();
+                    }
+                }
+                Err(err) => debug!(%err, "malformed $/cancel_request ignored"),
+            }
+            return;
+        }
+        match self.handler.notification(method, params) {
+            Ok(work) => {
+                let span = debug_span!("acp.notification", %method);
+                let work: BoxFuture<'static, ()> = Box::pin(work.instrument(span));
+                self.enqueue(|permit| Job::Notify(work, permit)).await;
+            }
+            Err(err) if err.code == ErrorCode::METHOD_NOT_FOUND => {
+                debug!(%method, "ignoring unknown notification");
+            }
+            Err(err) => warn!(%method, %err, "dropping notification with bad params"),
+        }
+    }
+
+    async fn on_response(&self, id: RequestId, payload: Payload<'_>) {
+        let pending = match &id {
+            RequestId::Number(n) => lock(&self.conn.shared.pending).map.remove(n),
+            _ => None,
+        };
+        let Some(pending) = pending else {
+            match payload {
+                Payload::Error(err) if id == RequestId::Null => {
+                    warn!(%err, "peer reported an error")
+                }
+                _ => debug!(%id, "response matches no pending request; dropped"),
+            }
+            return;
+        };
+        let method = pending.method;
+        let delivery = (pending.responder)(payload);
+        if pending.immediate || self.lane_idle() {
+            delivery();
+        } else {
+            debug!(%method, %id, "response waits for earlier notifications");
+            self.enqueue(|permit| Job::Deliver(delivery, permit)).await;
+        }
+    }
+}
+
+async fn notification_lane(conn: RpcConnection, mut jobs: mpsc::UnboundedReceiver<Job>) {
+    let id = conn.id();
+    while let Some(job) = jobs.recv().await {
+        match job {
+            Job::Notify(work, _permit) => {
+                let outcome = IN_NOTIFICATION
+                    .scope(id, AssertUnwindSafe(work).catch_unwind())
+                    .await;
+                if outcome.is_err() {
+                    warn!("a notification handler panicked");
+                }
+            }
+            Job::Deliver(delivery, _permit) => delivery(),
+            Job::Start(task, _permit) => {
+                tokio::spawn(task);
+            }
+        }
+        conn.shared.backlog.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+async fn write_loop(
+    conn: RpcConnection,
+    mut writer: LineWriter<std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>>,
+    mut lines: mpsc::Receiver<Vec<u8>>,
+    tap: Option<Tap>,
+) -> Result<(), ConnectionError> {
+    let result = write_lines(&conn, &mut writer, &mut lines, tap.as_ref()).await;
+    if let Err(e) = &result {
+        conn.shutdown(Some(e.clone()));
+    }
+    result
+}
+
+async fn write_lines(
+    conn: &RpcConnection,
+    writer: &mut LineWriter<std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>>,
+    lines: &mut mpsc::Receiver<Vec<u8>>,
+    tap: Option<&Tap>,
+) -> Result<(), ConnectionError> {
+    let io = |e: std::io::Error| ConnectionError::Io(Arc::new(e));
+    let emit = |line: &[u8]| {
+        if let Some(tap) = tap {
+            tap(&TapEvent {
+                direction: Direction::Outgoing,
+                at: SystemTime::now(),
+                line,
+            });
+        }
+    };
+    loop {
+        let next = tokio::select! {
+            biased;
+            line = lines.recv() => line,
+            _ = conn.shared.closed.cancelled() => None,
+        };
+        let Some(line) = next else { break };
+        emit(&line);
+        writer.write_line(&line).await.map_err(io)?;
+        // Write whatever else is ready before paying for a flush; one yield lets
+        // a busy producer add to the batch.
+        let mut yielded = false;
+        loop {
+            match lines.try_recv() {
+                Ok(line) => {
+                    emit(&line);
+                    writer.write_line(&line).await.map_err(io)?;
+                }
+                Err(_) if !yielded => {
+                    yielded = true;
+                    tokio::task::yield_now().await;
+                }
+                Err(_) => break,
+            }
+        }
+        writer.flush().await.map_err(io)?;
+    }
+    // Closing: what was queued before the close still goes out.
+    while let Ok(line) = lines.try_recv() {
+        emit(&line);
+        writer.write_line(&line).await.map_err(io)?;
+    }
+    writer.flush().await.map_err(io)
+}

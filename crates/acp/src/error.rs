@@ -1,0 +1,73 @@
+//! The connection tier of errors.
+//!
+//! A peer's answer `{"error": {code, message, data}}` is the wire type
+//! [`acp_schema::Error`]; everything that can go wrong when calling the peer is a
+//! [`ConnectionError`], which carries the wire error as [`ConnectionError::Remote`].
+
+use acp_schema::{DecodeError, Error};
+use std::fmt;
+use std::sync::Arc;
+
+/// Why a call to the peer did not produce a result.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ConnectionError {
+    /// The peer answered with an error object (its code is kept).
+    Remote(Error),
+    /// The connection closed (end of input, a write failure, or [`close`]) before
+    /// the response arrived; every pending request fails with this at once.
+    ///
+    /// [`close`]: crate::RpcConnection::close
+    Closed,
+    /// Reading from or writing to the transport failed; the connection is closed.
+    Io(Arc<std::io::Error>),
+    /// The peer's response did not decode as the request's response type.
+    Protocol(DecodeError),
+    /// Our own message could not be serialised (for example a map with non-string keys).
+    Serialize(Arc<serde_json::Error>),
+}
+
+impl ConnectionError {
+    /// The peer's error object, if the peer answered with one.
+    pub fn remote(&self) -> Option<&Error> {
+        match self {
+            ConnectionError::Remote(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ConnectionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConnectionError::Remote(e) => write!(f, "peer answered with an error: {e}"),
+            ConnectionError::Closed => f.write_str("connection closed"),
+            ConnectionError::Io(e) => write!(f, "connection I/O error: {e}"),
+            ConnectionError::Protocol(e) => write!(f, "malformed response from peer: {e}"),
+            ConnectionError::Serialize(e) => write!(f, "could not serialise message: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ConnectionError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ConnectionError::Remote(e) => Some(e),
+            ConnectionError::Io(e) => Some(e.as_ref()),
+            ConnectionError::Protocol(e) => Some(e),
+            ConnectionError::Serialize(e) => Some(e.as_ref()),
+            ConnectionError::Closed => None,
+        }
+    }
+}
+
+impl From<ConnectionError> for Error {
+    /// A remote error keeps its code; anything else becomes an internal error, so a
+    /// handler can use `?` on calls to the peer.
+    fn from(err: ConnectionError) -> Self {
+        match err {
+            ConnectionError::Remote(e) => e,
+            other => Error::internal_error().data(other.to_string()),
+        }
+    }
+}

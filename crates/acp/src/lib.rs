@@ -1,0 +1,88 @@
+//! The Agent Client Protocol runtime that agents and clients build on.
+//!
+//! This crate turns a byte stream into an ACP connection: newline-delimited JSON
+//! framing ([`codec`]), one JSON-RPC engine for both sides ([`RpcConnection`]),
+//! the [`Agent`] and [`Client`] traits with typed connection handles
+//! ([`AgentSideConnection`], [`ClientSideConnection`]), request cancellation,
+//! and transports: stdio for agents, a child process for clients
+//! ([`AgentCommand`]), and an in-memory pair for tests ([`Transport::memory_pair`]).
+//! The wire types come from [`acp_schema`], re-exported here.
+//!
+//! It does not decide policy: what an agent does with a prompt, or whether a
+//! client lets an agent read a file, is up to the trait implementations.
+//!
+//! The engine's guarantees (ordering, concurrency, backpressure, errors) are
+//! written down in [`RpcConnection`]'s module, [`engine`].
+//!
+//! # Example
+//! An agent and a client talking over an in-memory pair:
+//! ```
+//! use acp::{Agent, AgentSideConnection, Client, ClientSideConnection, ConnectionOptions, Transport};
+//! use acp::schema::*;
+//!
+//! struct Echo(AgentSideConnection);
+//!
+//! impl Agent for Echo {
+//!     async fn initialize(&self, _: InitializeRequest) -> Result<InitializeResponse, Error> {
+//!         Ok(InitializeResponse::new(ProtocolVersion::LATEST))
+//!     }
+//!     async fn prompt(&self, req: PromptRequest) -> Result<PromptResponse, Error> {
+//!         for block in req.prompt {
+//!             let update = SessionUpdate::agent_message(block);
+//!             self.0.session_notification(SessionNotification::new(req.session_id.clone(), update)).await?;
+//!         }
+//!         Ok(PromptResponse::new(StopReason::EndTurn))
+//!     }
+//! }
+//!
+//! struct Printer;
+//!
+//! impl Client for Printer {
+//!     async fn session_notification(&self, n: SessionNotification) -> Result<(), Error> {
+//!         if let SessionUpdate::AgentMessageChunk(chunk) = n.update {
+//!             println!("{}", chunk.content.as_text().unwrap_or_default());
+//!         }
+//!         Ok(())
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let (agent_end, client_end) = Transport::memory_pair();
+//! let (_agent, agent_io) = AgentSideConnection::new(agent_end, ConnectionOptions::default(), Echo);
+//! tokio::spawn(agent_io);
+//! let (client, client_io) = ClientSideConnection::new(client_end, ConnectionOptions::default(), |_| Printer);
+//! tokio::spawn(client_io);
+//!
+//! client.initialize(InitializeRequest::new(ProtocolVersion::LATEST)).await?;
+//! let reply = client
+//!     .prompt(PromptRequest::new(SessionId::new("s1"), vec!["Hello".into()]))
+//!     .await?;
+//! assert_eq!(reply.stop_reason, StopReason::EndTurn);
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+mod agent;
+mod client;
+pub mod codec;
+pub mod engine;
+mod error;
+pub mod process;
+pub mod tap;
+pub mod transport;
+
+pub use acp_schema as schema;
+pub use agent::{Agent, AgentSideConnection};
+pub use client::{Client, ClientSideConnection};
+pub use engine::{ConnectionOptions, RpcConnection};
+pub use error::ConnectionError;
+pub use process::{AgentCommand, AgentProcess};
+pub use tap::{Direction, Tap, TapEvent};
+pub use tokio_util::sync::CancellationToken;
+pub use transport::Transport;
+
+/// The I/O future of a connection: spawn or await it; it ends when the
+/// connection closes, with the I/O error that closed it, if any.
+pub type IoFuture = futures::future::BoxFuture<'static, Result<(), ConnectionError>>;

@@ -1,0 +1,512 @@
+//! Running an agent as a child process, for the client (editor) side.
+//!
+//! [`AgentCommand`] describes how to start the agent; [`AgentCommand::spawn`]
+//! starts it and returns a [`Transport`] connected to the agent's standard
+//! input and output, plus an [`AgentProcess`] handle to watch and stop it.
+//!
+//! The agent runs in a process group of its own, and every signal this module
+//! sends goes to the whole group. Agents are often started through launchers
+//! such as `npx` or `uvx` that run the real agent as a grandchild; stopping
+//! only the direct child would leave that grandchild running. Dropping an
+//! [`AgentProcess`] stops the group too.
+//!
+//! The agent's standard error is read line by line in a background task:
+//! each line goes to a callback (by default to `tracing`) and the last
+//! [`STDERR_TAIL_LINES`] lines are kept for error messages.
+//!
+//! This module does not speak the protocol: it does not send `initialize`
+//! or detect a hung agent. Processes that leave the group (for example with
+//! `setsid`) are out of its reach. It requires a Tokio runtime and a Unix
+//! platform.
+
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStderr, Command};
+use tokio::task::JoinHandle;
+
+use crate::transport::Transport;
+
+/// How long the agent gets to exit after `SIGTERM` before it is sent
+/// `SIGKILL`, unless set with [`AgentCommand::kill_grace`].
+pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// How many of the agent's last standard error lines
+/// [`AgentProcess::stderr_tail`] keeps.
+pub const STDERR_TAIL_LINES: usize = 50;
+
+/// Longer standard error lines are cut to this many bytes.
+const MAX_STDERR_LINE: usize = 16 * 1024;
+
+/// Marker appended to a standard error line that was cut.
+const TRUNCATED_MARKER: &[u8] = b" [truncated]";
+
+/// After the agent exits, [`AgentProcess::wait`] waits at most this long for
+/// the rest of its standard error.
+const STDERR_DRAIN_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// How often to check whether the process group is gone.
+const GROUP_POLL_INTERVAL: Duration = Duration::from_millis(20);
+
+type StderrCallback = Arc<dyn Fn(&str) + Send + Sync>;
+
+type StderrTail = Arc<Mutex<VecDeque<String>>>;
+
+/// Why [`AgentCommand::parse`] rejected a command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CommandLineError {
+    /// The command line holds no words.
+    Empty,
+    /// A quote is not closed.
+    UnbalancedQuotes,
+}
+
+impl fmt::Display for CommandLineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Empty => f.write_str("the agent command line is empty"),
+            Self::UnbalancedQuotes => {
+                f.write_str("the agent command line has an unterminated quote")
+            }
+        }
+    }
+}
+
+impl std::error::Error for CommandLineError {}
+
+/// How to start an agent process: program, arguments, environment, working
+/// directory, and what to do with its standard error.
+///
+/// The agent inherits this process's environment, with the variables given
+/// by [`env`](Self::env) added, unless [`env_clear`](Self::env_clear) is used.
+#[must_use]
+pub struct AgentCommand {
+    program: OsString,
+    args: Vec<OsString>,
+    envs: Vec<(OsString, OsString)>,
+    env_clear: bool,
+    current_dir: Option<PathBuf>,
+    on_stderr: Option<StderrCallback>,
+    kill_grace: Duration,
+}
+
+impl AgentCommand {
+    /// A command that runs `program` (looked up in `PATH` if it has no
+    /// slash) with no arguments.
+    pub fn new(program: impl Into<OsString>) -> Self {
+        Self {
+            program: program.into(),
+            args: Vec::new(),
+            envs: Vec::new(),
+            env_clear: false,
+            current_dir: None,
+            on_stderr: None,
+            kill_grace: DEFAULT_KILL_GRACE,
+        }
+    }
+
+    /// Parses a shell-like command line ("npx -y @zed-industries/claude-code-acp --flag 'a b'") with shell-words; error on empty or unbalanced quotes.
+    ///
+    /// Quotes and backslashes are handled as a POSIX shell would; no
+    /// expansion, redirection or piping takes place.
+    pub fn parse(command_line: &str) -> Result<Self, CommandLineError> {
+        let words =
+            shell_words::split(command_line).map_err(|_| CommandLineError::UnbalancedQuotes)?;
+        let mut words = words.into_iter();
+        let program = words.next().ok_or(CommandLineError::Empty)?;
+        Ok(Self::new(program).args(words))
+    }
+
+    /// Adds one argument.
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// Adds several arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|arg| arg.as_ref().to_owned()));
+        self
+    }
+
+    /// Sets an environment variable for the agent.
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        self.envs
+            .push((key.as_ref().to_owned(), value.as_ref().to_owned()));
+        self
+    }
+
+    /// Sets several environment variables for the agent.
+    pub fn envs<I, K, V>(mut self, vars: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        for (key, value) in vars {
+            self = self.env(key, value);
+        }
+        self
+    }
+
+    /// Starts the agent with no inherited environment: only the variables
+    /// set with [`env`](Self::env) and [`envs`](Self::envs). Note that
+    /// `PATH` is then unset too.
+    pub fn env_clear(mut self) -> Self {
+        self.env_clear = true;
+        self
+    }
+
+    /// Sets the agent's working directory.
+    pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.current_dir = Some(dir.as_ref().to_owned());
+        self
+    }
+
+    /// Passes each line the agent writes to standard error (lossy UTF-8,
+    /// without the line ending) to `f`, in order, from a background task.
+    ///
+    /// Without this, each line is logged with `tracing` at info level with
+    /// target `acp::agent_stderr`. `f` should return quickly: while it
+    /// runs, the agent's standard error is not read.
+    pub fn on_stderr(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.on_stderr = Some(Arc::new(f));
+        self
+    }
+
+    /// Sets how long the agent gets to exit after `SIGTERM` before
+    /// `SIGKILL` (default [`DEFAULT_KILL_GRACE`]).
+    pub fn kill_grace(mut self, grace: Duration) -> Self {
+        self.kill_grace = grace;
+        self
+    }
+
+    /// The program to run.
+    pub fn get_program(&self) -> &OsStr {
+        &self.program
+    }
+
+    /// The arguments, without the program.
+    pub fn get_args(&self) -> &[OsString] {
+        &self.args
+    }
+
+    /// Starts the agent in a new process group.
+    ///
+    /// Returns a transport over the agent's standard input and output and a
+    /// handle to the process. A program that cannot be found gives an
+    /// [`io::ErrorKind::NotFound`] error naming it. Must be called within a
+    /// Tokio runtime.
+    pub fn spawn(self) -> io::Result<(Transport, AgentProcess)> {
+        let mut child = self
+            .command()
+            .spawn()
+            .map_err(|error| self.spawn_error(error))?;
+        let pieces = take_pipes(&mut child);
+        let (Some(pgid), Some((stdin, stdout, stderr))) = (process_group_id(&child), pieces) else {
+            // Only possible if the child exited and was reaped already.
+            let _ = child.start_kill();
+            return Err(io::Error::other(format!(
+                "agent program {:?} could not be set up",
+                self.program
+            )));
+        };
+        let tail = StderrTail::default();
+        let on_line = self
+            .on_stderr
+            .unwrap_or_else(|| log_stderr_line(pgid.as_raw()));
+        let stderr_task = tokio::spawn(read_stderr(stderr, Arc::clone(&tail), on_line));
+        let process = AgentProcess {
+            child,
+            pgid,
+            kill_grace: self.kill_grace,
+            tail,
+            stderr_task: Some(stderr_task),
+        };
+        Ok((Transport::new(stdout, stdin), process))
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args);
+        if self.env_clear {
+            command.env_clear();
+        }
+        command.envs(self.envs.iter().map(|(key, value)| (key, value)));
+        if let Some(dir) = &self.current_dir {
+            command.current_dir(dir);
+        }
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        command
+    }
+
+    fn spawn_error(&self, error: io::Error) -> io::Error {
+        let what = match error.kind() {
+            io::ErrorKind::NotFound => "not found",
+            _ => "could not be started",
+        };
+        io::Error::new(
+            error.kind(),
+            format!("agent program {:?} {what}: {error}", self.program),
+        )
+    }
+}
+
+impl fmt::Debug for AgentCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentCommand")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("envs", &self.envs)
+            .field("env_clear", &self.env_clear)
+            .field("current_dir", &self.current_dir)
+            .field("on_stderr", &self.on_stderr.as_ref().map(|_| "<callback>"))
+            .field("kill_grace", &self.kill_grace)
+            .finish()
+    }
+}
+
+/// A running agent started by [`AgentCommand::spawn`].
+///
+/// Dropping the handle stops the agent's whole process group: `SIGTERM`
+/// at once, then `SIGKILL` after the grace period to whatever is left. The
+/// waiting happens on a separate thread, so dropping never blocks.
+pub struct AgentProcess {
+    child: Child,
+    pgid: Pid,
+    kill_grace: Duration,
+    tail: StderrTail,
+    stderr_task: Option<JoinHandle<()>>,
+}
+
+impl AgentProcess {
+    /// The agent's process id, or `None` once it has been waited for.
+    pub fn id(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Waits for the agent to exit.
+    ///
+    /// Once it has, waits briefly for the rest of its standard error so that
+    /// [`stderr_tail`](Self::stderr_tail) is complete. Cancel safe.
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        let status = self.child.wait().await?;
+        self.drain_stderr().await;
+        Ok(status)
+    }
+
+    /// The agent's exit status if it has exited, without waiting.
+    pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+        self.child.try_wait()
+    }
+
+    /// SIGTERM to the whole process group, then SIGKILL to the group after the grace period if anything is still alive; returns the child's status.
+    pub async fn shutdown(&mut self) -> io::Result<ExitStatus> {
+        if signal_group(self.pgid, Signal::SIGTERM)? {
+            let ended = tokio::time::timeout(self.kill_grace, self.wait_for_group()).await;
+            if !matches!(ended, Ok(Ok(()))) {
+                signal_group(self.pgid, Signal::SIGKILL)?;
+            }
+        }
+        self.wait().await
+    }
+
+    /// SIGKILL to the whole group now.
+    ///
+    /// Does not wait; use [`wait`](Self::wait) for the exit status.
+    pub fn kill(&mut self) -> io::Result<()> {
+        signal_group(self.pgid, Signal::SIGKILL).map(|_| ())
+    }
+
+    /// The last lines (at most [`STDERR_TAIL_LINES`]) the agent wrote to
+    /// standard error, oldest first, for error messages such as
+    /// `agent crashed: <last lines>`.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        let tail = self.tail.lock().unwrap_or_else(PoisonError::into_inner);
+        tail.iter().cloned().collect()
+    }
+
+    /// Waits for the child, then for every other member of its group, to
+    /// be gone.
+    async fn wait_for_group(&mut self) -> io::Result<()> {
+        self.child.wait().await?;
+        while group_exists(self.pgid) {
+            tokio::time::sleep(GROUP_POLL_INTERVAL).await;
+        }
+        Ok(())
+    }
+
+    /// Gives the standard error reader a short time to reach end of file.
+    /// Tried once: a grandchild may hold the pipe open for a long time.
+    async fn drain_stderr(&mut self) {
+        if let Some(task) = self.stderr_task.take() {
+            let _ = tokio::time::timeout(STDERR_DRAIN_TIMEOUT, task).await;
+        }
+    }
+}
+
+impl fmt::Debug for AgentProcess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentProcess")
+            .field("pid", &self.child.id())
+            .field("pgid", &self.pgid.as_raw())
+            .field("kill_grace", &self.kill_grace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for AgentProcess {
+    fn drop(&mut self) {
+        if !group_exists(self.pgid) {
+            return;
+        }
+        let _ = killpg(self.pgid, Signal::SIGTERM);
+        let (pgid, grace) = (self.pgid, self.kill_grace);
+        let killer = std::thread::Builder::new()
+            .name("acp-agent-kill".to_owned())
+            .spawn(move || kill_group_after(pgid, grace));
+        if killer.is_err() {
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+    }
+}
+
+/// Takes the child's three pipes, which `spawn` asked for.
+fn take_pipes(
+    child: &mut Child,
+) -> Option<(
+    tokio::process::ChildStdin,
+    tokio::process::ChildStdout,
+    ChildStderr,
+)> {
+    Some((
+        child.stdin.take()?,
+        child.stdout.take()?,
+        child.stderr.take()?,
+    ))
+}
+
+/// The child leads its own group, so the group id is its process id.
+fn process_group_id(child: &Child) -> Option<Pid> {
+    let pid = i32::try_from(child.id()?).ok()?;
+    Some(Pid::from_raw(pid))
+}
+
+/// Sends `signal` to the group; `Ok(false)` if the group no longer exists.
+fn signal_group(pgid: Pid, signal: Signal) -> io::Result<bool> {
+    match killpg(pgid, signal) {
+        Ok(()) => Ok(true),
+        Err(Errno::ESRCH) => Ok(false),
+        Err(errno) => Err(io::Error::from(errno)),
+    }
+}
+
+/// Whether any process (including an unreaped zombie) is left in the group.
+fn group_exists(pgid: Pid) -> bool {
+    killpg(pgid, None) != Err(Errno::ESRCH)
+}
+
+/// Body of the thread started on drop: `SIGKILL` to the group once the
+/// grace period is over, unless it is gone by then.
+fn kill_group_after(pgid: Pid, grace: Duration) {
+    let deadline = Instant::now() + grace;
+    while group_exists(pgid) {
+        let now = Instant::now();
+        if now >= deadline {
+            let _ = killpg(pgid, Signal::SIGKILL);
+            return;
+        }
+        std::thread::sleep(GROUP_POLL_INTERVAL.min(deadline - now));
+    }
+}
+
+/// The default standard error handler: log each line with `tracing`.
+fn log_stderr_line(pid: i32) -> StderrCallback {
+    Arc::new(move |line: &str| {
+        tracing::info!(target: "acp::agent_stderr", pid, "{line}");
+    })
+}
+
+/// Reads the agent's standard error until end of file, passing each line to
+/// `on_line` and keeping the last ones in `tail`.
+async fn read_stderr(stderr: ChildStderr, tail: StderrTail, on_line: StderrCallback) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        match read_stderr_line(&mut reader, &mut line).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(error) => {
+                tracing::debug!(target: "acp::agent_stderr", %error, "reading agent stderr failed");
+                return;
+            }
+        }
+        let text = String::from_utf8_lossy(&line).into_owned();
+        on_line(&text);
+        push_tail(&tail, text);
+    }
+}
+
+/// Reads one line into `line`, without its line ending and cut to
+/// [`MAX_STDERR_LINE`] bytes. `Ok(false)` at end of file.
+async fn read_stderr_line(
+    reader: &mut (impl AsyncBufRead + Unpin),
+    line: &mut Vec<u8>,
+) -> io::Result<bool> {
+    line.clear();
+    let mut read_any = false;
+    let mut truncated = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            break;
+        }
+        read_any = true;
+        let (chunk, used, complete) = match memchr::memchr(b'\n', available) {
+            Some(at) => (&available[..at], at + 1, true),
+            None => (available, available.len(), false),
+        };
+        let room = MAX_STDERR_LINE.saturating_sub(line.len());
+        truncated |= chunk.len() > room;
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        reader.consume(used);
+        if complete {
+            break;
+        }
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    if truncated {
+        line.extend_from_slice(TRUNCATED_MARKER);
+    }
+    Ok(read_any)
+}
+
+fn push_tail(tail: &StderrTail, line: String) {
+    let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+    if tail.len() == STDERR_TAIL_LINES {
+        tail.pop_front();
+    }
+    tail.push_back(line);
+}
