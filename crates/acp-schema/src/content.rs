@@ -5,7 +5,9 @@
 //! [`ContentBlock::Other`] and re-encodes unchanged.
 
 use crate::Meta;
-use crate::util::{default_on_error, meta, setters, skip_invalid_items_opt, string_enum, tagged_union};
+use crate::util::{
+    default_on_error, meta, setters, skip_invalid_items_opt, string_enum, tagged_union,
+};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
@@ -84,12 +86,21 @@ impl ContentBlock {
 #[non_exhaustive]
 pub struct TextContent {
     /// Hints for how clients use or display this content.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "default_on_error")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "default_on_error"
+    )]
     pub annotations: Option<Annotations>,
     /// The text.
     pub text: String,
     /// Extension metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -112,17 +123,30 @@ setters!(TextContent { opt { annotations: Annotations, meta: Meta } });
 #[non_exhaustive]
 pub struct ImageContent {
     /// Hints for how clients use or display this content.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "default_on_error")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "default_on_error"
+    )]
     pub annotations: Option<Annotations>,
     /// The image bytes, base64-encoded.
     pub data: String,
     /// The image's MIME type (`image/png`).
     pub mime_type: String,
     /// Where the image came from, if anywhere.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "default_on_error")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "default_on_error"
+    )]
     pub uri: Option<String>,
     /// Extension metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -147,14 +171,23 @@ setters!(ImageContent { opt { annotations: Annotations, uri: String, meta: Meta 
 #[non_exhaustive]
 pub struct AudioContent {
     /// Hints for how clients use or display this content.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "default_on_error")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "default_on_error"
+    )]
     pub annotations: Option<Annotations>,
     /// The audio bytes, base64-encoded.
     pub data: String,
     /// The audio's MIME type (`audio/wav`).
     pub mime_type: String,
     /// Extension metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -178,26 +211,51 @@ setters!(AudioContent { opt { annotations: Annotations, meta: Meta } });
 #[non_exhaustive]
 pub struct ResourceLink {
     /// Hints for how clients use or display this content.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "default_on_error")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "default_on_error"
+    )]
     pub annotations: Option<Annotations>,
     /// What the resource is.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "default_on_error")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "default_on_error"
+    )]
     pub description: Option<String>,
     /// The resource's MIME type.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "default_on_error")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "default_on_error"
+    )]
     pub mime_type: Option<String>,
     /// A name for the resource.
     pub name: String,
     /// Its size in bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "default_on_error")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "default_on_error"
+    )]
     pub size: Option<i64>,
     /// A human-readable title.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "default_on_error")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "default_on_error"
+    )]
     pub title: Option<String>,
     /// Where the resource is (`file:///…`).
     pub uri: String,
     /// Extension metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -234,12 +292,21 @@ setters!(ResourceLink {
 #[non_exhaustive]
 pub struct EmbeddedResource {
     /// Hints for how clients use or display this content.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "default_on_error")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "default_on_error"
+    )]
     pub annotations: Option<Annotations>,
     /// The contents: text or a base64 blob.
     pub resource: EmbeddedResourceResource,
     /// Extension metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -301,14 +368,23 @@ impl From<BlobResourceContents> for EmbeddedResourceResource {
 #[non_exhaustive]
 pub struct TextResourceContents {
     /// The resource's MIME type.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "default_on_error")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "default_on_error"
+    )]
     pub mime_type: Option<String>,
     /// The text.
     pub text: String,
     /// Where the resource is.
     pub uri: String,
     /// Extension metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -334,12 +410,21 @@ pub struct BlobResourceContents {
     /// The bytes, base64-encoded.
     pub blob: String,
     /// The resource's MIME type.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "default_on_error")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "default_on_error"
+    )]
     pub mime_type: Option<String>,
     /// Where the resource is.
     pub uri: String,
     /// Extension metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
     pub meta: Option<Meta>,
 }
 
@@ -363,16 +448,33 @@ setters!(BlobResourceContents { opt { mime_type: String, meta: Meta } });
 #[non_exhaustive]
 pub struct Annotations {
     /// Who the content is for.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "skip_invalid_items_opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "skip_invalid_items_opt"
+    )]
     pub audience: Option<Vec<Role>>,
     /// When the content last changed (ISO 8601).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "default_on_error")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "default_on_error"
+    )]
     pub last_modified: Option<String>,
     /// How important the content is, from 0 (least) to 1 (most).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "default_on_error")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "default_on_error"
+    )]
     pub priority: Option<f64>,
     /// Extension metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "meta")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "meta"
+    )]
     pub meta: Option<Meta>,
 }
 

@@ -16,7 +16,7 @@ tagged_union! {
     default
     /// A server launched as a subprocess and spoken to over stdio (every agent
     /// supports it; written without a `type`).
-    Stdio(McpServerStdio)
+    Stdio(McpServerStdio) also "stdio"
 }
 
 impl McpServer {
@@ -216,6 +216,17 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_explicit_stdio_tag_is_the_stdio_server() {
+        let tagged = r#"{"type":"stdio","name":"fs","command":"/bin/mcp","args":[],"env":[]}"#;
+        let server: McpServer = crate::decode(tagged).unwrap();
+        assert!(matches!(server, McpServer::Stdio(_)));
+        assert_eq!(
+            serde_json::to_string(&server).unwrap(),
+            r#"{"name":"fs","command":"/bin/mcp","args":[],"env":[]}"#
+        );
+    }
 
     #[test]
     fn transports_round_trip() {

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 /// The marker `crate::util` uses to carry a nested field path inside a serde
 /// error message (`MARK path<TAB>message`), so [`crate::decode`] reports
 /// `params.sessionId` rather than a top-level error.
-const PATH_MARK: &str = "\u{1}path:";
+use crate::util::PATH_MARK;
 
 /// A request: an id plus one of the methods of the routing enum `R`
 /// (e.g. [`crate::ClientRequest`] for what a client sends).

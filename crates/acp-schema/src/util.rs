@@ -5,8 +5,8 @@
 //! Everything here is crate-private plumbing except [`Meta`], [`DecodeError`],
 //! [`decode`] and [`decode_value`].
 
-use serde::de::{DeserializeOwned, Deserializer};
 use serde::Deserialize;
+use serde::de::{DeserializeOwned, Deserializer};
 use serde_json::Value;
 use std::fmt;
 
@@ -63,7 +63,7 @@ impl DecodeError {
 }
 
 /// Marks an error message that carries the path inside a nested union.
-const PATH_MARK: &str = "\u{1}path:";
+pub(crate) const PATH_MARK: &str = "\u{1}path:";
 
 /// serde_json appends ` at line L column C`; the field path says more, so drop it.
 fn strip_position(msg: &str) -> &str {
@@ -208,7 +208,8 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
 /// Known tags decode into their variant (errors name the inner field path);
 /// an unknown tag decodes into `Other(map)`, which re-encodes unchanged. With
 /// `default = Variant`, an object without the tag decodes into that variant and
-/// is written without a tag (the stdio MCP server, the agent auth method).
+/// is written without a tag (the stdio MCP server, the agent auth method);
+/// `also "tag"` makes an explicit tag decode into the default variant too.
 macro_rules! tagged_union {
     (
         $(#[$attr:meta])*
@@ -218,7 +219,7 @@ macro_rules! tagged_union {
                 $wire:literal => $variant:ident $( ( $inner:ty ) )?
             ),* $(,)?
         }
-        $( default $(#[$dattr:meta])* $default:ident ( $dinner:ty ) )?
+        $( default $(#[$dattr:meta])* $default:ident ( $dinner:ty ) $( also $alias:literal )? )?
     ) => {
         $(#[$attr])*
         #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
@@ -248,7 +249,7 @@ macro_rules! tagged_union {
                     $(
                         Some($wire) => $crate::util::tagged_union!(@decode map, $name, $variant $( ($inner) )?),
                     )*
-                    None => {
+                    $($( Some($alias) )?)? | None => {
                         $crate::util::tagged_union!(@default map, $name, $tag $(, $default)?)
                     }
                     Some(_) => Ok($name::Other(map)),
