@@ -5,27 +5,10 @@
 //! decodes into a complete capability set, and this crate always writes the
 //! defaulted fields out in full.
 
-use crate::util::{default_on_error, meta, setters, skip_invalid_items};
+use crate::util::{default_on_error, meta, object_default_on_error, setters, skip_invalid_items};
 use crate::{AuthMethod, Meta};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::Value;
 use std::fmt;
-
-/// `x-deserialize-default-on-error` for a field whose value is a JSON object (or
-/// `null`): like `default_on_error`, but an array also falls back to the default
-/// (serde would otherwise read an array positionally into a struct).
-pub(crate) fn object_default_on_error<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: DeserializeOwned + Default,
-{
-    let value = Value::deserialize(d)?;
-    if value.is_array() {
-        return Ok(T::default());
-    }
-    Ok(T::deserialize(value).unwrap_or_default())
-}
 
 /// The protocol version, a plain integer on the wire.
 ///

@@ -73,4 +73,4 @@ pub use session::*;
 pub use terminal::*;
 pub use tool_call::*;
 pub use update::*;
-pub use util::{DecodeError, Meta, decode, decode_value};
+pub use util::{DecodeError, Meta, OrderedMap, decode, decode_value};

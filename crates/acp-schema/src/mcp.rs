@@ -1,9 +1,9 @@
 //! MCP servers: how the client tells the agent which Model Context Protocol
 //! servers to connect to when it creates, loads or resumes a session.
 
-use crate::util::{meta, setters, tagged_union};
+use crate::util::{default_on_null, meta, setters, tagged_union};
 use crate::{EnvVariable, Meta};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
 tagged_union! {
     /// An MCP server to connect to. Tagged by `type`; a stdio server has no tag.
@@ -201,17 +201,6 @@ impl HttpHeader {
 }
 
 setters!(HttpHeader { opt { meta: Meta } });
-
-/// `x-deserialize-default-on-null`: an explicit `null` reads as the default; any
-/// other value must decode (a missing field is still an error unless the field
-/// also has `#[serde(default)]`).
-pub(crate) fn default_on_null<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de> + Default,
-{
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
-}
 
 #[cfg(test)]
 mod tests {

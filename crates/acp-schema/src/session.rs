@@ -4,8 +4,8 @@
 //! Paths (`cwd`, `additionalDirectories`) are absolute by the protocol's rules;
 //! these types carry them as strings and leave checking to the receiver.
 
-use crate::initialize::object_default_on_error;
-use crate::mcp::default_on_null;
+use crate::util::default_on_null;
+use crate::util::object_default_on_error;
 use crate::util::{
     default_on_error, id_type, meta, setters, skip_invalid_items, skip_invalid_items_opt,
 };

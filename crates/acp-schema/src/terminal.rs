@@ -55,14 +55,14 @@ pub struct CreateTerminalRequest {
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "crate::mcp::default_on_null"
+        deserialize_with = "crate::util::default_on_null"
     )]
     pub args: Vec<String>,
     /// Extra environment variables (omitted when empty; `null` reads as empty).
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "crate::mcp::default_on_null"
+        deserialize_with = "crate::util::default_on_null"
     )]
     pub env: Vec<EnvVariable>,
     /// Absolute working directory.

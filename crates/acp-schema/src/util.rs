@@ -5,10 +5,12 @@
 //! Everything here is crate-private plumbing except [`Meta`], [`DecodeError`],
 //! [`decode`] and [`decode_value`].
 
-use serde::Deserialize;
-use serde::de::{DeserializeOwned, Deserializer};
+use serde::de::{DeserializeOwned, Deserializer, MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 use std::fmt;
+use std::marker::PhantomData;
 
 /// The `_meta` extension object: opaque, kept exactly as received.
 pub type Meta = serde_json::Map<String, Value>;
@@ -434,3 +436,150 @@ macro_rules! setters {
     };
 }
 pub(crate) use setters;
+
+/// A JSON object with values of one type that keeps its keys in the order they
+/// were received or inserted (form fields are shown in this order). A key that
+/// occurs twice keeps its first position and its last value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderedMap<V>(pub Vec<(String, V)>);
+
+impl<V> Default for OrderedMap<V> {
+    fn default() -> Self {
+        OrderedMap(Vec::new())
+    }
+}
+
+impl<V> OrderedMap<V> {
+    /// An empty map.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The value under `key`.
+    pub fn get(&self, key: &str) -> Option<&V> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Whether `key` is present.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Replaces the value under `key` in place, or appends the entry.
+    pub fn insert(&mut self, key: impl Into<String>, value: impl Into<V>) {
+        let key = key.into();
+        let value = value.into();
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((key, value)),
+        }
+    }
+
+    /// Removes and returns the value under `key`, keeping the others in order.
+    pub fn remove(&mut self, key: &str) -> Option<V> {
+        let i = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.remove(i).1)
+    }
+
+    /// The entries in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The keys in order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(k, _)| k.as_str())
+    }
+
+    /// How many entries there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<V, K: Into<String>, W: Into<V>> FromIterator<(K, W)> for OrderedMap<V> {
+    fn from_iter<I: IntoIterator<Item = (K, W)>>(iter: I) -> Self {
+        let mut map = OrderedMap::new();
+        for (k, v) in iter {
+            map.insert(k, v);
+        }
+        map
+    }
+}
+
+impl<V> IntoIterator for OrderedMap<V> {
+    type Item = (String, V);
+    type IntoIter = std::vec::IntoIter<(String, V)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<V: Serialize> Serialize for OrderedMap<V> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for OrderedMap<V> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Vis<V>(PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for Vis<V> {
+            type Value = OrderedMap<V>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<OrderedMap<V>, A::Error> {
+                let mut map =
+                    OrderedMap(Vec::with_capacity(access.size_hint().unwrap_or(0).min(64)));
+                while let Some(key) = access.next_key::<String>()? {
+                    let value = access.next_value::<V>()?;
+                    match map.0.iter_mut().find(|(k, _)| *k == key) {
+                        Some(slot) => slot.1 = value,
+                        None => map.0.push((key, value)),
+                    }
+                }
+                Ok(map)
+            }
+        }
+        d.deserialize_map(Vis(PhantomData))
+    }
+}
+
+/// `x-deserialize-default-on-null`: an explicit `null` reads as the default; any
+/// other value must decode (a missing field is still an error unless the field
+/// also has `#[serde(default)]`).
+pub(crate) fn default_on_null<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// `x-deserialize-default-on-error` for a field whose value is a JSON object (or
+/// `null`): like `default_on_error`, but an array also falls back to the default
+/// (serde would otherwise read an array positionally into a struct).
+pub(crate) fn object_default_on_error<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned + Default,
+{
+    let value = Value::deserialize(d)?;
+    if value.is_array() {
+        return Ok(T::default());
+    }
+    Ok(T::deserialize(value).unwrap_or_default())
+}
