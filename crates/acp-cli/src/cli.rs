@@ -27,6 +27,9 @@ pub enum Command {
     /// Send one prompt and stream the reply (headless).
     #[command(after_help = crate::exit::HELP_TABLE)]
     Exec(ExecArgs),
+    /// Talk to the agent interactively: a line editor, the reply streamed
+    /// as a transcript, permission questions asked on the terminal.
+    Chat(ChatArgs),
     /// List the agents of the config file.
     Agents,
 }
@@ -38,6 +41,26 @@ pub struct ExecArgs {
     /// standard input when absent or "-". Words starting with @ that name
     /// files are attached to the prompt.
     pub prompt: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Options shared with `acp chat`.
+    #[command(flatten)]
+    pub session: SessionArgs,
+}
+
+/// Arguments of `acp chat`.
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// Options shared with `acp exec`.
+    #[command(flatten)]
+    pub session: SessionArgs,
+}
+
+/// Options of `acp exec` and `acp chat`: the session, its directories,
+/// permissions and authentication.
+#[derive(Debug, Args)]
+pub struct SessionArgs {
     /// The session's working directory (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -48,16 +71,14 @@ pub struct ExecArgs {
     /// else session/load).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
     /// Allow every permission request.
     #[arg(long, group = "policy")]
     pub approve_all: bool,
     /// Allow read and search tool calls, deny the rest.
     #[arg(long, group = "policy")]
     pub approve_reads: bool,
-    /// Deny every permission request (the default without a terminal).
+    /// Deny every permission request (the default of `acp exec` without a
+    /// terminal).
     #[arg(long, group = "policy")]
     pub deny_all: bool,
     /// Let the agent read and write files outside the session's directories.

@@ -60,7 +60,8 @@ impl AgentEntry {
         words
             .iter()
             .map(|w| {
-                if w.is_empty() || w.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
+                if w.is_empty() || w.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"')
+                {
                     format!("'{}'", w.replace('\'', r"'\''"))
                 } else {
                     w.clone()
@@ -216,8 +217,11 @@ command = "/bin/b"
         let err = Config::parse("[agents.a]\nargs = []\n", Path::new("c.toml")).unwrap_err();
         assert_eq!(err.code, crate::exit::USAGE);
         assert!(err.message.contains("command"), "{}", err.message);
-        let err = Config::parse("[agents.a]\ncommand = \"x\"\ncmd = 1\n", Path::new("c.toml"))
-            .unwrap_err();
+        let err = Config::parse(
+            "[agents.a]\ncommand = \"x\"\ncmd = 1\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_err();
         assert!(err.message.contains("cmd"), "{}", err.message);
         let err = choose_agent(&Config::default(), Some("agent 'unterminated")).unwrap_err();
         assert_eq!(err.code, crate::exit::USAGE);

@@ -1,7 +1,7 @@
 //! `acp exec`: one prompt turn, headless.
 
-use crate::cli::ExecArgs;
-use crate::client::{ClientSettings, CliClient, PermissionPolicy};
+use crate::cli::{ExecArgs, SessionArgs};
+use crate::client::{CliClient, ClientSettings, PermissionPolicy};
 use crate::config::ChosenAgent;
 use crate::exit::{self, Failure};
 use crate::fs::Confinement;
@@ -25,48 +25,108 @@ const CRASH_TAIL: usize = 10;
 /// Runs `acp exec` and returns the exit code.
 pub async fn run(agent: ChosenAgent, args: ExecArgs) -> Result<u8, Failure> {
     let prompt = read_prompt(&args.prompt)?;
-    let cwd = match &args.cwd {
-        Some(dir) => std::path::absolute(dir),
-        None => std::env::current_dir(),
-    }
-    .map_err(|e| Failure::usage(format!("cannot determine the working directory: {e}")))?;
-    if !cwd.is_dir() {
-        return Err(Failure::usage(format!("--cwd {} is not a directory", cwd.display())));
-    }
-    let add_dirs: Vec<PathBuf> = args
-        .add_dirs
-        .iter()
-        .map(std::path::absolute)
-        .collect::<Result<_, _>>()
-        .map_err(|e| Failure::usage(format!("bad --add-dir: {e}")))?;
-    let policy = if args.approve_all {
-        PermissionPolicy::ApproveAll
-    } else if args.approve_reads {
-        PermissionPolicy::ApproveReads
-    } else if args.deny_all || !std::io::stdin().is_terminal() {
-        PermissionPolicy::DenyAll
-    } else {
+    let default_policy = if std::io::stdin().is_terminal() {
         PermissionPolicy::Ask
+    } else {
+        PermissionPolicy::DenyAll
     };
-    let roots = std::iter::once(cwd.clone()).chain(add_dirs.iter().cloned());
-    let settings = ClientSettings {
-        policy,
-        confinement: Confinement::new(roots, !args.allow_outside_cwd),
-        cwd: cwd.clone(),
+    let setup = Setup::new(&args.session, default_policy)?;
+    let client = CliClient::new(setup.settings(false), Renderer::stdio(args.format));
+    let mut interrupts = watch_interrupts()?;
+    let (transport, process) = spawn_agent(agent, &setup.cwd, args.session.verbose)?;
+    let mut session = Session {
+        client: client.clone(),
+        process,
+        conn: None,
     };
-    let client = CliClient::new(settings, Renderer::stdio(args.format));
+    let result = session
+        .drive(transport, &mut interrupts, &args, &setup, prompt)
+        .await;
+    session.close().await;
+    result
+}
 
-    let mut interrupts = signal(SignalKind::interrupt())
-        .map_err(|e| Failure::agent(format!("cannot watch for Ctrl-C: {e}")))?;
+/// Directories and permission policy of a session, from the options.
+pub(crate) struct Setup {
+    /// The session's working directory (absolute).
+    pub cwd: PathBuf,
+    /// The `--add-dir` directories (absolute).
+    pub add_dirs: Vec<PathBuf>,
+    /// How permission requests are answered.
+    pub policy: PermissionPolicy,
+    /// Whether `fs/*` is confined to the directories.
+    pub confined: bool,
+}
 
+impl Setup {
+    /// Checks the options; `default_policy` applies without a policy flag.
+    pub fn new(args: &SessionArgs, default_policy: PermissionPolicy) -> Result<Self, Failure> {
+        let cwd = match &args.cwd {
+            Some(dir) => std::path::absolute(dir),
+            None => std::env::current_dir(),
+        }
+        .map_err(|e| Failure::usage(format!("cannot determine the working directory: {e}")))?;
+        if !cwd.is_dir() {
+            return Err(Failure::usage(format!(
+                "--cwd {} is not a directory",
+                cwd.display()
+            )));
+        }
+        let add_dirs: Vec<PathBuf> = args
+            .add_dirs
+            .iter()
+            .map(std::path::absolute)
+            .collect::<Result<_, _>>()
+            .map_err(|e| Failure::usage(format!("bad --add-dir: {e}")))?;
+        let policy = if args.approve_all {
+            PermissionPolicy::ApproveAll
+        } else if args.approve_reads {
+            PermissionPolicy::ApproveReads
+        } else if args.deny_all {
+            PermissionPolicy::DenyAll
+        } else {
+            default_policy
+        };
+        Ok(Setup {
+            cwd,
+            add_dirs,
+            policy,
+            confined: !args.allow_outside_cwd,
+        })
+    }
+
+    /// The client settings; `interactive` for `acp chat`.
+    pub fn settings(&self, interactive: bool) -> ClientSettings {
+        let roots = std::iter::once(self.cwd.clone()).chain(self.add_dirs.iter().cloned());
+        ClientSettings {
+            policy: self.policy,
+            confinement: Confinement::new(roots, self.confined),
+            cwd: self.cwd.clone(),
+            interactive,
+        }
+    }
+}
+
+/// Starts watching for SIGINT (Ctrl-C).
+pub(crate) fn watch_interrupts() -> Result<Signal, Failure> {
+    signal(SignalKind::interrupt())
+        .map_err(|e| Failure::agent(format!("cannot watch for Ctrl-C: {e}")))
+}
+
+/// Starts the agent process in `cwd`.
+pub(crate) fn spawn_agent(
+    agent: ChosenAgent,
+    cwd: &std::path::Path,
+    verbose: bool,
+) -> Result<(acp::Transport, AgentProcess), Failure> {
     let ChosenAgent { mut command, label } = agent;
-    command = command.current_dir(&cwd);
-    if args.verbose {
+    command = command.current_dir(cwd);
+    if verbose {
         command = command.on_stderr(|line| eprintln!("agent: {line}"));
     } else {
         command = command.on_stderr(|_| {});
     }
-    let (transport, process) = command.spawn().map_err(|e| {
+    command.spawn().map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Failure::new(
                 exit::AGENT_NOT_FOUND,
@@ -79,27 +139,18 @@ pub async fn run(agent: ChosenAgent, args: ExecArgs) -> Result<u8, Failure> {
         } else {
             Failure::agent(format!("cannot start agent {label}: {e}"))
         }
-    })?;
-    let mut session = Session {
-        client: client.clone(),
-        process,
-        conn: None,
-    };
-    let result = session
-        .drive(transport, &mut interrupts, &args, &cwd, &add_dirs, prompt)
-        .await;
-    session.close().await;
-    result
+    })
 }
 
-struct Session {
-    client: CliClient,
-    process: AgentProcess,
-    conn: Option<ClientSideConnection>,
+/// A running agent process and its connection.
+pub(crate) struct Session {
+    pub client: CliClient,
+    pub process: AgentProcess,
+    pub conn: Option<ClientSideConnection>,
 }
 
 /// How a step before the prompt turn ended, when not with a result.
-enum Interrupted {
+pub(crate) enum Interrupted {
     Failed(Failure),
 }
 
@@ -109,36 +160,56 @@ impl From<Failure> for Interrupted {
     }
 }
 
+/// An initialized connection with an open session.
+pub(crate) struct Opened {
+    /// The connection.
+    pub conn: ClientSideConnection,
+    /// What the agent can do.
+    pub caps: AgentCapabilities,
+    /// The agent's auth methods.
+    pub auth_methods: Vec<AuthMethod>,
+    /// The open session.
+    pub session_id: SessionId,
+    /// The session's modes, if the agent has any.
+    pub modes: Option<SessionModeState>,
+    /// The session's config options, if the agent has any.
+    pub config_options: Option<Vec<SessionConfigOption>>,
+}
+
 impl Session {
-    async fn drive(
+    /// Initializes the connection, authenticates if asked, and opens the
+    /// session (new, resumed or loaded). `show_replay` shows the history a
+    /// loaded session replays.
+    pub async fn open(
         &mut self,
         transport: acp::Transport,
         interrupts: &mut Signal,
-        args: &ExecArgs,
-        cwd: &std::path::Path,
-        add_dirs: &[PathBuf],
-        prompt: String,
-    ) -> Result<u8, Failure> {
+        args: &SessionArgs,
+        setup: &Setup,
+        capabilities: ClientCapabilities,
+        show_replay: bool,
+    ) -> Result<Opened, Failure> {
         let client = self.client.clone();
-        let (conn, io) = ClientSideConnection::new(transport, ConnectionOptions::default(), move |_| client);
+        let (conn, io) =
+            ClientSideConnection::new(transport, ConnectionOptions::default(), move |_| client);
         tokio::spawn(io);
         self.conn = Some(conn.clone());
 
-        let capabilities = ClientCapabilities::new()
-            .fs(FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
-            .terminal(true);
         let init = InitializeRequest::new(ProtocolVersion::LATEST)
             .client_capabilities(capabilities)
             .client_info(Implementation::new("acp", env!("CARGO_PKG_VERSION")));
-        let init = tokio::time::timeout(INIT_TIMEOUT, self.step("initialize", interrupts, conn.initialize(init)))
-            .await
-            .map_err(|_| {
-                Failure::agent(format!(
-                    "the agent did not answer initialize within {} s; is it an ACP agent?",
-                    INIT_TIMEOUT.as_secs()
-                ))
-            })?
-            .map_err(|Interrupted::Failed(f)| f)?;
+        let init = tokio::time::timeout(
+            INIT_TIMEOUT,
+            self.step("initialize", interrupts, conn.initialize(init)),
+        )
+        .await
+        .map_err(|_| {
+            Failure::agent(format!(
+                "the agent did not answer initialize within {} s; is it an ACP agent?",
+                INIT_TIMEOUT.as_secs()
+            ))
+        })?
+        .map_err(|Interrupted::Failed(f)| f)?;
         if init.protocol_version != ProtocolVersion::V1 {
             return Err(Failure::agent(format!(
                 "the agent speaks ACP protocol version {}, but acp supports version {}; \
@@ -158,21 +229,30 @@ impl Session {
                     describe_auth_methods(&auth_methods)
                 )));
             }
-            self.step("authenticate", interrupts, conn.authenticate(AuthenticateRequest::new(method.as_str())))
-                .await
-                .map_err(|Interrupted::Failed(f)| f)?;
+            self.step(
+                "authenticate",
+                interrupts,
+                conn.authenticate(AuthenticateRequest::new(method.as_str())),
+            )
+            .await
+            .map_err(|Interrupted::Failed(f)| f)?;
         }
 
-        let cwd_text = cwd.to_string_lossy().into_owned();
-        let dirs: Vec<String> = add_dirs.iter().map(|d| d.to_string_lossy().into_owned()).collect();
-        let send_dirs = !dirs.is_empty() && caps.session_capabilities.additional_directories.is_some();
+        let cwd_text = setup.cwd.to_string_lossy().into_owned();
+        let dirs: Vec<String> = setup
+            .add_dirs
+            .iter()
+            .map(|d| d.to_string_lossy().into_owned())
+            .collect();
+        let send_dirs =
+            !dirs.is_empty() && caps.session_capabilities.additional_directories.is_some();
         if !dirs.is_empty() && !send_dirs {
             self.client.with_renderer(|r| {
                 r.note("[note] the agent does not accept additional directories; --add-dir only widens file access")
             });
         }
         let auth_hint = |f: Failure| with_auth_hint(f, &auth_methods);
-        let session_id = match &args.session {
+        let (session_id, modes, config_options) = match &args.session {
             None => {
                 let mut request = NewSessionRequest::new(cwd_text);
                 if send_dirs {
@@ -182,7 +262,7 @@ impl Session {
                     .step("session/new", interrupts, conn.new_session(request))
                     .await
                     .map_err(|Interrupted::Failed(f)| auth_hint(f))?;
-                response.session_id
+                (response.session_id, response.modes, response.config_options)
             }
             Some(id) => {
                 let id = SessionId::new(id.as_str());
@@ -191,29 +271,78 @@ impl Session {
                     if send_dirs {
                         request = request.additional_directories(dirs);
                     }
-                    self.step("session/resume", interrupts, conn.resume_session(request))
+                    let response = self
+                        .step("session/resume", interrupts, conn.resume_session(request))
                         .await
                         .map_err(|Interrupted::Failed(f)| auth_hint(f))?;
+                    (id, response.modes, response.config_options)
                 } else if caps.load_session {
                     let mut request = LoadSessionRequest::new(id.clone(), cwd_text);
                     if send_dirs {
                         request = request.additional_directories(dirs);
                     }
-                    self.client.with_renderer(|r| r.set_replaying(true));
-                    let loaded = self.step("session/load", interrupts, conn.load_session(request)).await;
+                    self.client.with_renderer(|r| r.set_replaying(!show_replay));
+                    let loaded = self
+                        .step("session/load", interrupts, conn.load_session(request))
+                        .await;
                     self.client.with_renderer(|r| r.set_replaying(false));
-                    loaded.map_err(|Interrupted::Failed(f)| auth_hint(f))?;
+                    let response = loaded.map_err(|Interrupted::Failed(f)| auth_hint(f))?;
+                    (id, response.modes, response.config_options)
                 } else {
                     return Err(Failure::agent(
                         "the agent can neither resume nor load sessions, so --session cannot be used with it",
                     ));
                 }
-                id
             }
         };
-        self.client.with_renderer(|r| r.note(&format!("[session] {session_id}")));
+        Ok(Opened {
+            conn,
+            caps,
+            auth_methods,
+            session_id,
+            modes,
+            config_options,
+        })
+    }
 
-        let blocks = prompt_blocks(&prompt, cwd, caps.prompt_capabilities.embedded_context);
+    async fn drive(
+        &mut self,
+        transport: acp::Transport,
+        interrupts: &mut Signal,
+        args: &ExecArgs,
+        setup: &Setup,
+        prompt: String,
+    ) -> Result<u8, Failure> {
+        let capabilities = ClientCapabilities::new()
+            .fs(FileSystemCapabilities::new()
+                .read_text_file(true)
+                .write_text_file(true))
+            .terminal(true);
+        let opened = self
+            .open(
+                transport,
+                interrupts,
+                &args.session,
+                setup,
+                capabilities,
+                false,
+            )
+            .await?;
+        let Opened {
+            conn,
+            caps,
+            auth_methods,
+            session_id,
+            ..
+        } = opened;
+        self.client
+            .with_renderer(|r| r.note(&format!("[session] {session_id}")));
+
+        let blocks = prompt_blocks(
+            &prompt,
+            &setup.cwd,
+            caps.prompt_capabilities.embedded_context,
+        );
         let request = PromptRequest::new(session_id.clone(), blocks);
         let turn = conn.prompt(request);
         tokio::pin!(turn);
@@ -248,7 +377,12 @@ impl Session {
             Err(_) if cancelled => {
                 return Err(Failure::new(exit::CANCELLED, "the turn was cancelled"));
             }
-            Err(e) => return Err(with_auth_hint(self.failure("session/prompt", e).await, &auth_methods)),
+            Err(e) => {
+                return Err(with_auth_hint(
+                    self.failure("session/prompt", e).await,
+                    &auth_methods,
+                ));
+            }
         };
         self.client
             .with_renderer(|r| r.finish(&session_id, &response.stop_reason));
@@ -264,7 +398,7 @@ impl Session {
     }
 
     /// Awaits one request before the turn; Ctrl-C abandons it.
-    async fn step<T>(
+    pub async fn step<T>(
         &mut self,
         method: &str,
         interrupts: &mut Signal,
@@ -281,22 +415,27 @@ impl Session {
 
     /// Explains a failed call: an error answer, a malformed message, or a
     /// dead agent (with the last lines of its stderr).
-    async fn failure(&mut self, method: &str, error: ConnectionError) -> Failure {
+    pub async fn failure(&mut self, method: &str, error: ConnectionError) -> Failure {
         match error {
-            ConnectionError::Remote(e) if e.code == ErrorCode::AUTH_REQUIRED => Failure::agent(format!(
-                "the agent requires authentication ({method} answered: {})",
-                e.message
-            )),
+            ConnectionError::Remote(e) if e.code == ErrorCode::AUTH_REQUIRED => {
+                Failure::agent(format!(
+                    "the agent requires authentication ({method} answered: {})",
+                    e.message
+                ))
+            }
             ConnectionError::Remote(e) => {
-                let mut message = format!("the agent answered {method} with an error: {} (code {})", e.message, e.code.0);
+                let mut message = format!(
+                    "the agent answered {method} with an error: {} (code {})",
+                    e.message, e.code.0
+                );
                 if let Some(data) = &e.data {
                     message.push_str(&format!("\n  details: {data}"));
                 }
                 Failure::agent(message)
             }
-            ConnectionError::Protocol(e) => {
-                Failure::agent(format!("the agent sent a malformed response to {method}: {e}"))
-            }
+            ConnectionError::Protocol(e) => Failure::agent(format!(
+                "the agent sent a malformed response to {method}: {e}"
+            )),
             ConnectionError::Closed | ConnectionError::Io(_) => self.crashed(method).await,
             other => Failure::agent(format!("{method} failed: {other}")),
         }
@@ -323,7 +462,7 @@ impl Session {
         Failure::new(exit::AGENT_CRASHED, message)
     }
 
-    async fn close(&mut self) {
+    pub async fn close(&mut self) {
         self.client.shutdown();
         if let Some(conn) = &self.conn {
             conn.close();
@@ -333,9 +472,12 @@ impl Session {
 }
 
 /// Adds the agent's auth methods to an authentication failure.
-fn with_auth_hint(failure: Failure, methods: &[AuthMethod]) -> Failure {
+pub(crate) fn with_auth_hint(failure: Failure, methods: &[AuthMethod]) -> Failure {
     if failure.message.contains("requires authentication") {
-        Failure::new(failure.code, format!("{}\n{}", failure.message, describe_auth_methods(methods)))
+        Failure::new(
+            failure.code,
+            format!("{}\n{}", failure.message, describe_auth_methods(methods)),
+        )
     } else {
         failure
     }
@@ -344,7 +486,8 @@ fn with_auth_hint(failure: Failure, methods: &[AuthMethod]) -> Failure {
 /// The agent's auth methods and what to do for each.
 pub fn describe_auth_methods(methods: &[AuthMethod]) -> String {
     if methods.is_empty() {
-        return "The agent lists no auth methods; see its documentation for how to log in.".to_owned();
+        return "The agent lists no auth methods; see its documentation for how to log in."
+            .to_owned();
     }
     let mut text = String::from("Auth methods of this agent:");
     for method in methods {
@@ -360,7 +503,9 @@ pub fn describe_auth_methods(methods: &[AuthMethod]) -> String {
             }
             AuthMethod::Terminal(m) => {
                 let args = m.args.clone().unwrap_or_default().join(" ");
-                format!("log in interactively: run the agent's command with arguments `{args}` in a terminal, then retry")
+                format!(
+                    "log in interactively: run the agent's command with arguments `{args}` in a terminal, then retry"
+                )
             }
             _ => format!("a method acp does not know; --auth {id} may work"),
         };
@@ -384,9 +529,9 @@ fn read_prompt(words: &[String]) -> Result<String, Failure> {
                 ));
             }
             let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| Failure::usage(format!("cannot read the prompt from standard input: {e}")))?;
+            std::io::stdin().read_to_string(&mut text).map_err(|e| {
+                Failure::usage(format!("cannot read the prompt from standard input: {e}"))
+            })?;
             text
         }
     };

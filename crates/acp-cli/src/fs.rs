@@ -82,7 +82,10 @@ fn resolve_existing_prefix(path: &Path) -> PathBuf {
             out.extend(rest.iter().rev());
             return out;
         }
-        match (existing.file_name().map(|n| n.to_owned()), existing.parent()) {
+        match (
+            existing.file_name().map(|n| n.to_owned()),
+            existing.parent(),
+        ) {
             (Some(name), Some(parent)) => {
                 rest.push(name);
                 existing = parent.to_path_buf();
@@ -167,7 +170,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a.txt");
         std::fs::write(&file, "one\ntwo\nthree\nfour").unwrap();
-        assert_eq!(read_text(&file, None, None).unwrap(), "one\ntwo\nthree\nfour");
+        assert_eq!(
+            read_text(&file, None, None).unwrap(),
+            "one\ntwo\nthree\nfour"
+        );
         assert_eq!(read_text(&file, Some(2), Some(2)).unwrap(), "two\nthree\n");
         assert_eq!(read_text(&file, Some(4), None).unwrap(), "four");
         assert_eq!(read_text(&file, None, Some(1)).unwrap(), "one\n");

@@ -2,20 +2,25 @@
 //!
 //! The binary's logic lives here so it can be tested: [`cli`] parses the
 //! arguments, [`config`] picks the agent, [`exec`] runs one headless prompt
-//! turn, and [`client::CliClient`] is the client side of the protocol
+//! turn, [`chat`] the interactive mode, and [`client::CliClient`] is the client side of the protocol
 //! (permissions, file system, terminals), rendering through
 //! [`render::Renderer`]. Exit codes are listed in [`exit`].
 #![deny(missing_docs)]
 
+pub mod chat;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod elicit;
 pub mod exec;
 pub mod exit;
 pub mod fs;
 pub mod mentions;
 pub mod render;
+pub mod style;
 pub mod terminal;
+pub mod transcript;
+pub mod tty;
 
 use cli::{Cli, Command};
 use config::Config;
@@ -40,6 +45,10 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
             let agent = config::choose_agent(&config, cli.agent.as_deref())?;
             exec::run(agent, args).await
         }
+        Command::Chat(args) => {
+            let agent = config::choose_agent(&config, cli.agent.as_deref())?;
+            chat::run(agent, args).await
+        }
     }
 }
 
@@ -47,11 +56,17 @@ fn list_agents(config: &Config, path: Option<&std::path::Path>) {
     let origin = path.map(|p| p.display().to_string()).unwrap_or_default();
     if config.agents.is_empty() {
         println!("no agents configured in {origin}");
-        println!("add one like this:\n\n[agents.NAME]\ncommand = \"npx\"\nargs = [\"-y\", \"@zed-industries/claude-code-acp\"]");
+        println!(
+            "add one like this:\n\n[agents.NAME]\ncommand = \"npx\"\nargs = [\"-y\", \"@zed-industries/claude-code-acp\"]"
+        );
     }
     let width = config.agents.keys().map(String::len).max().unwrap_or(0);
     for (name, entry) in &config.agents {
-        let mark = if config.default_agent.as_deref() == Some(name) { " (default)" } else { "" };
+        let mark = if config.default_agent.as_deref() == Some(name) {
+            " (default)"
+        } else {
+            ""
+        };
         println!("{name:width$}  {}{mark}", entry.display());
     }
 }

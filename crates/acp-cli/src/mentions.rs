@@ -32,15 +32,17 @@ pub fn prompt_blocks(text: &str, cwd: &Path, embed: bool) -> Vec<ContentBlock> {
 pub fn mentions(text: &str, cwd: &Path) -> Vec<PathBuf> {
     text.split_whitespace()
         .filter_map(|word| word.strip_prefix('@'))
-        .filter_map(|mut word| loop {
-            if word.is_empty() {
-                return None;
+        .filter_map(|mut word| {
+            loop {
+                if word.is_empty() {
+                    return None;
+                }
+                let path = cwd.join(word);
+                if path.exists() {
+                    return Some(path);
+                }
+                word = word.strip_suffix(['.', ',', ';', ':', '!', '?', ')'])?;
             }
-            let path = cwd.join(word);
-            if path.exists() {
-                return Some(path);
-            }
-            word = word.strip_suffix(['.', ',', ';', ':', '!', '?', ')'])?;
         })
         .collect()
 }
@@ -66,7 +68,9 @@ fn block_for(path: &Path, embed: bool) -> ContentBlock {
         .unwrap_or_else(|| path.display().to_string());
     let meta = std::fs::metadata(path).ok();
     if embed
-        && meta.as_ref().is_some_and(|m| m.is_file() && m.len() <= MAX_EMBED)
+        && meta
+            .as_ref()
+            .is_some_and(|m| m.is_file() && m.len() <= MAX_EMBED)
         && let Ok(text) = std::fs::read_to_string(path)
     {
         return ContentBlock::Resource(EmbeddedResource::new(TextResourceContents::new(text, uri)));
@@ -88,15 +92,23 @@ mod tests {
         std::fs::write(dir.path().join("a b.txt"), "x").unwrap();
         std::fs::write(dir.path().join("notes.md"), "hello").unwrap();
         let found = mentions("see @notes.md, and @missing and @notes.md", dir.path());
-        assert_eq!(found, [dir.path().join("notes.md"), dir.path().join("notes.md")]);
+        assert_eq!(
+            found,
+            [dir.path().join("notes.md"), dir.path().join("notes.md")]
+        );
         let blocks = prompt_blocks("look at @notes.md.", dir.path(), false);
         assert_eq!(blocks.len(), 2);
-        let ContentBlock::ResourceLink(link) = &blocks[1] else { panic!("{blocks:?}") };
+        let ContentBlock::ResourceLink(link) = &blocks[1] else {
+            panic!("{blocks:?}")
+        };
         assert_eq!(link.name, "notes.md");
         assert_eq!(link.size, Some(5));
         assert!(link.uri.starts_with("file:///") && link.uri.ends_with("/notes.md"));
         let blocks = prompt_blocks("@notes.md", dir.path(), true);
-        assert!(matches!(&blocks[1], ContentBlock::Resource(_)), "{blocks:?}");
+        assert!(
+            matches!(&blocks[1], ContentBlock::Resource(_)),
+            "{blocks:?}"
+        );
         assert_eq!(file_uri(Path::new("/a b/é")), "file:///a%20b/%C3%A9");
     }
 }

@@ -3,6 +3,7 @@
 //! standard error, or every session update as one JSON line.
 
 use crate::client::Decision;
+use crate::transcript::{Commands, Transcript};
 use acp::schema::*;
 use std::io::Write;
 
@@ -27,11 +28,15 @@ pub struct Renderer {
     at_line_start: bool,
     /// Tool call titles by id, for updates that do not repeat the title.
     titles: std::collections::HashMap<ToolCallId, String>,
+    /// `acp chat`: everything goes to this transcript instead.
+    chat: Option<Transcript>,
 }
 
 impl std::fmt::Debug for Renderer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Renderer").field("format", &self.format).finish_non_exhaustive()
+        f.debug_struct("Renderer")
+            .field("format", &self.format)
+            .finish_non_exhaustive()
     }
 }
 
@@ -46,12 +51,59 @@ impl Renderer {
             printed_text: false,
             at_line_start: true,
             titles: std::collections::HashMap::new(),
+            chat: None,
+        }
+    }
+
+    /// The renderer of `acp chat`: a transcript on standard output.
+    pub fn chat(color: bool, commands: Commands) -> Self {
+        let mut renderer = Self::stdio(Format::Text);
+        renderer.chat = Some(Transcript::new(
+            Box::new(std::io::stdout()),
+            color,
+            commands,
+        ));
+        renderer
+    }
+
+    /// The chat transcript, when this is the chat renderer.
+    pub fn transcript(&mut self) -> Option<&mut Transcript> {
+        self.chat.as_mut()
+    }
+
+    /// Whether output is coloured.
+    pub fn color(&self) -> bool {
+        self.chat.as_ref().is_some_and(|t| t.style().enabled())
+    }
+
+    /// Ends a partly printed line of streamed text (chat), so that a
+    /// question can be asked on a line of its own.
+    pub fn break_line(&mut self) {
+        if let Some(t) = &mut self.chat {
+            t.break_line();
+        }
+    }
+
+    /// Shows a terminal's output (chat only).
+    pub fn terminal_output(
+        &mut self,
+        id: &TerminalId,
+        output: &str,
+        truncated: bool,
+        exit: Option<&str>,
+    ) {
+        if let Some(t) = &mut self.chat {
+            t.terminal_output(id, output, truncated, exit);
         }
     }
 
     /// A renderer on the process's stdout and stderr.
     pub fn stdio(format: Format) -> Self {
-        Self::new(format, Box::new(std::io::stdout()), Box::new(std::io::stderr()))
+        Self::new(
+            format,
+            Box::new(std::io::stdout()),
+            Box::new(std::io::stderr()),
+        )
     }
 
     /// Marks the start or end of a history replay (`session/load`).
@@ -61,12 +113,22 @@ impl Renderer {
 
     /// Writes a note line to the summary stream.
     pub fn note(&mut self, line: &str) {
+        if let Some(t) = &mut self.chat {
+            t.note(line);
+            return;
+        }
         let _ = writeln!(self.err, "{line}");
         let _ = self.err.flush();
     }
 
     /// Shows one session update.
     pub fn update(&mut self, notification: &SessionNotification) {
+        if let Some(t) = &mut self.chat {
+            if !self.replaying {
+                t.update(&notification.update);
+            }
+            return;
+        }
         match self.format {
             Format::Json => {
                 if let Ok(line) = serde_json::to_string(notification) {
@@ -87,8 +149,12 @@ impl Renderer {
                 other => self.note(&format!("[{} content]", block_kind(other))),
             },
             SessionUpdate::ToolCall(call) => {
-                self.titles.insert(call.tool_call_id.clone(), call.title.clone());
-                self.note(&format!("[tool] {} ({}, {})", call.title, call.kind, call.status));
+                self.titles
+                    .insert(call.tool_call_id.clone(), call.title.clone());
+                self.note(&format!(
+                    "[tool] {} ({}, {})",
+                    call.title, call.kind, call.status
+                ));
                 self.tool_details(&call.locations, &call.content);
             }
             SessionUpdate::ToolCallUpdate(u) => {
@@ -103,7 +169,10 @@ impl Renderer {
                         .unwrap_or_else(|| u.tool_call_id.to_string());
                     self.note(&format!("[tool] {name}: {status}"));
                 }
-                self.tool_details(u.locations.as_deref().unwrap_or_default(), u.content.as_deref().unwrap_or_default());
+                self.tool_details(
+                    u.locations.as_deref().unwrap_or_default(),
+                    u.content.as_deref().unwrap_or_default(),
+                );
             }
             SessionUpdate::Plan(plan) => {
                 let mut text = String::from("[plan]");
@@ -125,7 +194,9 @@ impl Renderer {
                 }
                 self.note(&line);
             }
-            SessionUpdate::CurrentModeUpdate(m) => self.note(&format!("[mode] {}", m.current_mode_id)),
+            SessionUpdate::CurrentModeUpdate(m) => {
+                self.note(&format!("[mode] {}", m.current_mode_id))
+            }
             _ => {}
         }
     }
@@ -139,7 +210,8 @@ impl Renderer {
         }
         for item in content {
             if let ToolCallContent::Diff(diff) = item {
-                let (added, removed) = diff_stat(diff.old_text.as_deref().unwrap_or(""), &diff.new_text);
+                let (added, removed) =
+                    diff_stat(diff.old_text.as_deref().unwrap_or(""), &diff.new_text);
                 self.note(&format!("    diff {} (+{added} -{removed})", diff.path));
             }
         }
@@ -168,6 +240,10 @@ impl Renderer {
     /// Ends the output of a turn: in text mode a final newline if the reply
     /// did not end with one; in JSON mode the result line.
     pub fn finish(&mut self, session_id: &SessionId, stop_reason: &StopReason) {
+        if let Some(t) = &mut self.chat {
+            t.status_line(Some(stop_reason));
+            return;
+        }
         match self.format {
             Format::Text => {
                 if self.printed_text && !self.at_line_start {
@@ -178,7 +254,8 @@ impl Renderer {
                 }
             }
             Format::Json => {
-                let line = serde_json::json!({ "sessionId": session_id, "stopReason": stop_reason });
+                let line =
+                    serde_json::json!({ "sessionId": session_id, "stopReason": stop_reason });
                 let _ = writeln!(self.out, "{line}");
             }
         }

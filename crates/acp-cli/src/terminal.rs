@@ -119,14 +119,14 @@ impl std::fmt::Debug for Terminals {
 impl Terminals {
     /// Starts `request.command` with its args, env and cwd (default
     /// `default_cwd`). Must run inside a Tokio runtime.
-    pub fn create(&self, request: &CreateTerminalRequest, default_cwd: &Path) -> Result<TerminalId, Error> {
-        let cwd = request
-            .cwd
-            .as_deref()
-            .map(Path::new)
-            .unwrap_or(default_cwd);
-        let (reader, writer) = nix::unistd::pipe()
-            .map_err(|e| internal(format!("cannot create a pipe: {e}")))?;
+    pub fn create(
+        &self,
+        request: &CreateTerminalRequest,
+        default_cwd: &Path,
+    ) -> Result<TerminalId, Error> {
+        let cwd = request.cwd.as_deref().map(Path::new).unwrap_or(default_cwd);
+        let (reader, writer) =
+            nix::unistd::pipe().map_err(|e| internal(format!("cannot create a pipe: {e}")))?;
         let writer_err = writer
             .try_clone()
             .map_err(|e| internal(format!("cannot create a pipe: {e}")))?;
@@ -168,7 +168,10 @@ impl Terminals {
             };
             let _ = exit_tx.send(Some(status));
         });
-        let id = TerminalId::new(format!("term-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1));
+        let id = TerminalId::new(format!(
+            "term-{}",
+            self.next.fetch_add(1, Ordering::Relaxed) + 1
+        ));
         let running = Arc::new(Running {
             pgid: Pid::from_raw(pid),
             output,
@@ -210,10 +213,7 @@ impl Terminals {
 
     /// Kills the command if it still runs and forgets the terminal.
     pub fn release(&self, id: &TerminalId) -> Result<(), Error> {
-        let running = self
-            .lock()
-            .remove(id)
-            .ok_or_else(|| unknown(id))?;
+        let running = self.lock().remove(id).ok_or_else(|| unknown(id))?;
         running.kill();
         Ok(())
     }
@@ -278,7 +278,10 @@ fn internal(message: impl Into<String>) -> Error {
 }
 
 fn unknown(id: &TerminalId) -> Error {
-    Error::new(ErrorCode::INVALID_PARAMS, format!("no terminal with id {id}"))
+    Error::new(
+        ErrorCode::INVALID_PARAMS,
+        format!("no terminal with id {id}"),
+    )
 }
 
 #[cfg(test)]

@@ -12,7 +12,10 @@ fn sigint_sends_cancel_and_exits_130() {
     let sb = Sandbox::new();
     let log = sb.dir.path().join("agent.log");
     let sb = sb.env("ACP_TEST_AGENT_LOG", log.to_str().unwrap());
-    let mut child = sb.command(&["exec", "--agent", AGENT, "slow"]).spawn().unwrap();
+    let mut child = sb
+        .command(&["exec", "--agent", AGENT, "slow"])
+        .spawn()
+        .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
     stdout.read_line(&mut first).unwrap();
@@ -20,7 +23,11 @@ fn sigint_sends_cancel_and_exits_130() {
     let started = Instant::now();
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
     let status = child.wait().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(5), "cancel took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "cancel took {:?}",
+        started.elapsed()
+    );
     let stderr = std::io::read_to_string(child.stderr.take().unwrap()).unwrap();
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("[cancel] cancelling the turn"), "{stderr}");

@@ -62,7 +62,12 @@ fn prompt_from_stdin() {
         .stdin(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(b"hi from stdin").unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"hi from stdin")
+        .unwrap();
     let out = sb.output(child.wait_with_output().unwrap());
     assert_code(&out, 0);
     assert_eq!(out.stdout, "You said: hi from stdin\n");
@@ -126,7 +131,11 @@ fn elicitation_is_declined() {
     let out = sb.exec(&["elicit"]);
     assert_code(&out, 0);
     assert_eq!(out.stdout, "elicitation: decline\n");
-    assert!(out.stderr.contains("[elicitation] declined: Your name?"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("[elicitation] declined: Your name?"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -134,7 +143,11 @@ fn missing_agent_binary_is_actionable() {
     let sb = Sandbox::new();
     let out = sb.run(&["exec", "--agent", "no-such-agent-xyz --flag", "hi"]);
     assert_code(&out, 127);
-    assert!(out.stderr.contains("\"no-such-agent-xyz\" not found"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("\"no-such-agent-xyz\" not found"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("--agent"), "{}", out.stderr);
     // No agent named and no acp-agent anywhere.
     let out = sb.run(&["exec", "hi"]);
@@ -156,7 +169,10 @@ fn agents_from_the_config_file() {
     .unwrap();
     let out = sb.run(&["agents"]);
     assert_code(&out, 0);
-    assert_eq!(out.stdout, "other  npx -y 'some agent'\ntest   $AGENT (default)\n");
+    assert_eq!(
+        out.stdout,
+        "other  npx -y 'some agent'\ntest   $AGENT (default)\n"
+    );
     let out = sb.run(&["exec", "stream"]);
     assert_code(&out, 0);
     assert_eq!(out.stdout, "Hello, world!\n");
@@ -220,6 +236,10 @@ fn session_load_and_resume() {
     let sb = sb.env("ACP_TEST_AGENT_RESUME", "1");
     let out = sb.exec(&["--session", "old-3", "stream"]);
     assert_code(&out, 0);
-    assert!(read(&log).contains("session/resume old-3"), "{}", read(&log));
+    assert!(
+        read(&log).contains("session/resume old-3"),
+        "{}",
+        read(&log)
+    );
     assert!(!read(&log).contains("session/load old-3"));
 }

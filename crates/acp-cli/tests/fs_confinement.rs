@@ -29,15 +29,33 @@ fn refuses_paths_outside_and_relative_paths() {
          run acp with --allow-outside-cwd to permit it\n"
     );
     let out = sb.exec(&["read notes.txt"]);
-    assert_eq!(out.stdout, "error: path must be absolute, got \"notes.txt\"\n");
+    assert_eq!(
+        out.stdout,
+        "error: path must be absolute, got \"notes.txt\"\n"
+    );
     let out = sb.exec(&[&format!("read {}/../secret.txt", sb.work().display())]);
-    assert!(out.stdout.starts_with("error: access denied"), "{}", out.stdout);
+    assert!(
+        out.stdout.starts_with("error: access denied"),
+        "{}",
+        out.stdout
+    );
     std::os::unix::fs::symlink(&outside, sb.work().join("link")).unwrap();
     let out = sb.exec(&[&format!("read {}/link", sb.work().display())]);
-    assert!(out.stdout.starts_with("error: access denied"), "{}", out.stdout);
-    let out = sb.exec(&["--allow-outside-cwd", &format!("read {}", outside.display())]);
+    assert!(
+        out.stdout.starts_with("error: access denied"),
+        "{}",
+        out.stdout
+    );
+    let out = sb.exec(&[
+        "--allow-outside-cwd",
+        &format!("read {}", outside.display()),
+    ]);
     assert_eq!(out.stdout, "secret\n");
-    let out = sb.exec(&["--add-dir", sb.root().to_str().unwrap(), &format!("read {}", outside.display())]);
+    let out = sb.exec(&[
+        "--add-dir",
+        sb.root().to_str().unwrap(),
+        &format!("read {}", outside.display()),
+    ]);
     assert_eq!(out.stdout, "secret\n");
 }
 
@@ -49,11 +67,17 @@ fn writes_atomically_inside_and_refuses_outside() {
     assert_code(&out, 0);
     assert_eq!(out.stdout, "wrote $WORK/new/dir/out.txt\n");
     assert_eq!(read(&target), "hello there");
-    let entries: Vec<_> = std::fs::read_dir(target.parent().unwrap()).unwrap().collect();
+    let entries: Vec<_> = std::fs::read_dir(target.parent().unwrap())
+        .unwrap()
+        .collect();
     assert_eq!(entries.len(), 1, "no temporary file is left");
     let outside = sb.root().join("evil.txt");
     let out = sb.exec(&[&format!("write {} x", outside.display())]);
-    assert!(out.stdout.starts_with("error: access denied"), "{}", out.stdout);
+    assert!(
+        out.stdout.starts_with("error: access denied"),
+        "{}",
+        out.stdout
+    );
     assert!(!outside.exists());
 }
 
@@ -61,5 +85,8 @@ fn writes_atomically_inside_and_refuses_outside() {
 fn missing_file_is_reported() {
     let sb = Sandbox::new();
     let out = sb.exec(&[&format!("read {}/nope.txt", sb.work().display())]);
-    assert_eq!(out.stdout, "error: cannot read $WORK/nope.txt: no such file\n");
+    assert_eq!(
+        out.stdout,
+        "error: cannot read $WORK/nope.txt: no such file\n"
+    );
 }

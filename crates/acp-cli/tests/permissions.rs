@@ -22,7 +22,12 @@ fn approve_all_allows_once() {
     let out = sb.exec(&["--approve-all", "permission"]);
     assert_code(&out, 0);
     assert_eq!(out.stdout, "permission: selected allow\n");
-    assert!(out.stderr.contains("[permission] Remove build/: allowed (allow_once: Allow)"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("[permission] Remove build/: allowed (allow_once: Allow)"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

@@ -19,5 +19,8 @@ fn stdout_and_stderr_in_order_with_exit_code_and_cwd() {
     let sb = Sandbox::new();
     let out = sb.exec(&["terminal echo one; echo two >&2; echo three; pwd; exit 4"]);
     assert_code(&out, 0);
-    assert_eq!(out.stdout, "exit: 4\ntruncated: false\noutput:\none\ntwo\nthree\n$WORK\n");
+    assert_eq!(
+        out.stdout,
+        "exit: 4\ntruncated: false\noutput:\none\ntwo\nthree\n$WORK\n"
+    );
 }

@@ -49,14 +49,21 @@ fn env_flag(name: &str) -> bool {
 
 fn log(event: &str) {
     if let Some(path) = std::env::var_os("ACP_TEST_AGENT_LOG")
-        && let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(path)
+        && let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
     {
         let _ = writeln!(file, "{event}");
     }
 }
 
 impl TestAgent {
-    async fn send(&self, session: &SessionId, update: impl Into<SessionUpdate>) -> Result<(), Error> {
+    async fn send(
+        &self,
+        session: &SessionId,
+        update: impl Into<SessionUpdate>,
+    ) -> Result<(), Error> {
         self.conn
             .session_notification(SessionNotification::new(session.clone(), update))
             .await?;
@@ -68,11 +75,21 @@ impl TestAgent {
     }
 
     fn cwd(&self, session: &SessionId) -> String {
-        self.cwds.lock().unwrap().get(session).cloned().unwrap_or_default()
+        self.cwds
+            .lock()
+            .unwrap()
+            .get(session)
+            .cloned()
+            .unwrap_or_default()
     }
 
     async fn turn(&self, s: &SessionId, req: &PromptRequest) -> Result<StopReason, Error> {
-        let text = req.prompt.iter().find_map(|b| b.as_text()).unwrap_or("").to_owned();
+        let text = req
+            .prompt
+            .iter()
+            .find_map(|b| b.as_text())
+            .unwrap_or("")
+            .to_owned();
         let words: Vec<&str> = text.split_whitespace().collect();
         let arg = |i: usize| words.get(i).copied().unwrap_or("");
         match arg(0) {
@@ -82,8 +99,10 @@ impl TestAgent {
                 }
             }
             "thought" => {
-                self.send(s, SessionUpdate::agent_thought("Let me think. ")).await?;
-                self.send(s, SessionUpdate::agent_thought("Done thinking.")).await?;
+                self.send(s, SessionUpdate::agent_thought("Let me think. "))
+                    .await?;
+                self.send(s, SessionUpdate::agent_thought("Done thinking."))
+                    .await?;
                 self.say(s, "Thought about it.\n").await?;
             }
             "plan" => {
@@ -103,8 +122,10 @@ impl TestAgent {
                         })
                         .collect::<Vec<_>>()
                 };
-                self.send(s, SessionUpdate::Plan(Plan::new(entries(0)))).await?;
-                self.send(s, SessionUpdate::Plan(Plan::new(entries(2)))).await?;
+                self.send(s, SessionUpdate::Plan(Plan::new(entries(0))))
+                    .await?;
+                self.send(s, SessionUpdate::Plan(Plan::new(entries(2))))
+                    .await?;
                 self.say(s, "Planned.\n").await?;
             }
             "tool" => {
@@ -133,18 +154,36 @@ impl TestAgent {
                 self.send(s, SessionUpdate::ToolCall(call)).await?;
                 let options = vec![
                     PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce),
-                    PermissionOption::new("always", "Always allow", PermissionOptionKind::AllowAlways),
+                    PermissionOption::new(
+                        "always",
+                        "Always allow",
+                        PermissionOptionKind::AllowAlways,
+                    ),
                     PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
                     PermissionOption::new("never", "Never", PermissionOptionKind::RejectAlways),
                 ];
-                let request = RequestPermissionRequest::new(s.clone(), ToolCallUpdate::new("call-p"), options);
+                let request = RequestPermissionRequest::new(
+                    s.clone(),
+                    ToolCallUpdate::new("call-p"),
+                    options,
+                );
                 let answer = self.conn.request_permission(request).await?;
-                let (status, said) = match answer.outcome.selected_option().map(|o| o.as_str().to_owned()) {
-                    Some(id) if id == "allow" || id == "always" => (ToolCallStatus::Completed, format!("selected {id}")),
+                let (status, said) = match answer
+                    .outcome
+                    .selected_option()
+                    .map(|o| o.as_str().to_owned())
+                {
+                    Some(id) if id == "allow" || id == "always" => {
+                        (ToolCallStatus::Completed, format!("selected {id}"))
+                    }
                     Some(id) => (ToolCallStatus::Failed, format!("selected {id}")),
                     None => (ToolCallStatus::Failed, "cancelled".to_owned()),
                 };
-                self.send(s, SessionUpdate::ToolCallUpdate(ToolCallUpdate::new("call-p").status(status))).await?;
+                self.send(
+                    s,
+                    SessionUpdate::ToolCallUpdate(ToolCallUpdate::new("call-p").status(status)),
+                )
+                .await?;
                 self.say(s, &format!("permission: {said}\n")).await?;
             }
             "read" => {
@@ -175,7 +214,8 @@ impl TestAgent {
                     (None, 1)
                 };
                 let script = words.get(start..).map(|w| w.join(" ")).unwrap_or_default();
-                let mut request = CreateTerminalRequest::new(s.clone(), "sh").args(vec!["-c".to_owned(), script]);
+                let mut request =
+                    CreateTerminalRequest::new(s.clone(), "sh").args(vec!["-c".to_owned(), script]);
                 if let Some(limit) = limit {
                     request = request.output_byte_limit(limit);
                 }
@@ -191,10 +231,16 @@ impl TestAgent {
                 self.conn
                     .release_terminal(ReleaseTerminalRequest::new(s.clone(), id))
                     .await?;
-                let code = exit.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "none".into());
+                let code = exit
+                    .exit_code
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| "none".into());
                 self.say(
                     s,
-                    &format!("exit: {code}\ntruncated: {}\noutput:\n{}", output.truncated, output.output),
+                    &format!(
+                        "exit: {code}\ntruncated: {}\noutput:\n{}",
+                        output.truncated, output.output
+                    ),
                 )
                 .await?;
             }
@@ -223,9 +269,13 @@ impl TestAgent {
                 for block in &req.prompt {
                     let line = match block {
                         ContentBlock::Text(t) => format!("text: {}", t.text),
-                        ContentBlock::ResourceLink(l) => format!("resource_link: {} {}", l.name, l.uri),
+                        ContentBlock::ResourceLink(l) => {
+                            format!("resource_link: {} {}", l.name, l.uri)
+                        }
                         ContentBlock::Resource(r) => match &r.resource {
-                            EmbeddedResourceResource::Text(t) => format!("resource: {} {:?}", t.uri, t.text),
+                            EmbeddedResourceResource::Text(t) => {
+                                format!("resource: {} {:?}", t.uri, t.text)
+                            }
                             _ => "resource: blob".to_owned(),
                         },
                         _ => "other".to_owned(),
@@ -285,11 +335,18 @@ impl Agent for TestAgent {
         }
         let caps = AgentCapabilities::new()
             .load_session(true)
-            .prompt_capabilities(PromptCapabilities::new().embedded_context(env_flag("ACP_TEST_AGENT_EMBEDDED")))
+            .prompt_capabilities(
+                PromptCapabilities::new().embedded_context(env_flag("ACP_TEST_AGENT_EMBEDDED")),
+            )
             .session_capabilities(session_caps);
         let methods = vec![
-            AuthMethod::from(AuthMethodAgent::new("test-login", "Test login").description("Logs in a test user")),
-            AuthMethod::from(AuthMethodTerminal::new("tui-login", "Terminal login").args(vec!["--login".to_owned()])),
+            AuthMethod::from(
+                AuthMethodAgent::new("test-login", "Test login").description("Logs in a test user"),
+            ),
+            AuthMethod::from(
+                AuthMethodTerminal::new("tui-login", "Terminal login")
+                    .args(vec!["--login".to_owned()]),
+            ),
         ];
         Ok(InitializeResponse::new(version)
             .agent_capabilities(caps)
@@ -311,23 +368,36 @@ impl Agent for TestAgent {
         if env_flag("ACP_TEST_AGENT_REQUIRE_AUTH") && !self.authenticated.load(Ordering::Relaxed) {
             return Err(Error::auth_required());
         }
-        let id = SessionId::new(format!("sess-{}", self.sessions.fetch_add(1, Ordering::Relaxed) + 1));
+        let id = SessionId::new(format!(
+            "sess-{}",
+            self.sessions.fetch_add(1, Ordering::Relaxed) + 1
+        ));
         self.cwds.lock().unwrap().insert(id.clone(), req.cwd);
         Ok(NewSessionResponse::new(id))
     }
 
     async fn load_session(&self, req: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
         log(&format!("session/load {}", req.session_id));
-        self.cwds.lock().unwrap().insert(req.session_id.clone(), req.cwd);
+        self.cwds
+            .lock()
+            .unwrap()
+            .insert(req.session_id.clone(), req.cwd);
         let s = &req.session_id;
-        self.send(s, SessionUpdate::user_message("earlier question")).await?;
+        self.send(s, SessionUpdate::user_message("earlier question"))
+            .await?;
         self.say(s, "earlier answer\n").await?;
         Ok(LoadSessionResponse::new())
     }
 
-    async fn resume_session(&self, req: ResumeSessionRequest) -> Result<ResumeSessionResponse, Error> {
+    async fn resume_session(
+        &self,
+        req: ResumeSessionRequest,
+    ) -> Result<ResumeSessionResponse, Error> {
         log(&format!("session/resume {}", req.session_id));
-        self.cwds.lock().unwrap().insert(req.session_id.clone(), req.cwd);
+        self.cwds
+            .lock()
+            .unwrap()
+            .insert(req.session_id.clone(), req.cwd);
         Ok(ResumeSessionResponse::new())
     }
 

@@ -27,7 +27,10 @@ impl Sandbox {
         for sub in ["home", "config", "work"] {
             std::fs::create_dir_all(dir.path().join(sub)).unwrap();
         }
-        Sandbox { dir, env: Vec::new() }
+        Sandbox {
+            dir,
+            env: Vec::new(),
+        }
     }
 
     pub fn work(&self) -> PathBuf {

@@ -1,0 +1,672 @@
+//! `acp chat`: the interactive mode. A line editor (history, tab
+//! completion of slash commands) alternates with the agent's turns; during
+//! a turn the editor is inactive and the transcript streams, so the two
+//! never write over each other.
+
+use crate::cli::ChatArgs;
+use crate::client::{CliClient, PermissionPolicy};
+use crate::config::ChosenAgent;
+use crate::exec::{
+    CANCEL_GRACE, Interrupted, Opened, Session, Setup, spawn_agent, watch_interrupts,
+    with_auth_hint,
+};
+use crate::exit::{self, Failure};
+use crate::mentions::prompt_blocks;
+use crate::render::Renderer;
+use crate::transcript::{Commands, Transcript};
+use acp::schema::*;
+use rustyline::completion::{Completer, Pair};
+use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
+use rustyline::{CompletionType, Editor};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::PoisonError;
+use std::time::Duration;
+use tokio::signal::unix::Signal;
+
+/// The built-in slash commands and what they do.
+pub const BUILTINS: &[(&str, &str)] = &[
+    ("help", "list the commands"),
+    ("mode", "[ID] list the session modes, or switch to one"),
+    ("config", "[ID VALUE] list the config options, or set one"),
+    ("sessions", "list the agent's sessions"),
+    ("load", "ID load a session (its history is replayed)"),
+    ("quit", "end the chat (like Ctrl-D)"),
+];
+
+/// Whether to colour: standard output is a terminal and NO_COLOR is unset.
+pub fn use_color() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// Where the prompt history is kept: `<state dir>/acp/history` (the data
+/// dir where there is no state dir).
+pub fn history_path() -> Option<PathBuf> {
+    dirs::state_dir()
+        .or_else(dirs::data_dir)
+        .map(|dir| dir.join("acp").join("history"))
+}
+
+/// Runs `acp chat` and returns the exit code.
+pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
+    let setup = Setup::new(&args.session, PermissionPolicy::Ask)?;
+    let commands = Commands::default();
+    let client = CliClient::new(
+        setup.settings(true),
+        Renderer::chat(use_color(), commands.clone()),
+    );
+    let mut interrupts = watch_interrupts()?;
+    let label = agent.label.clone();
+    let (transport, process) = spawn_agent(agent, &setup.cwd, args.session.verbose)?;
+    let mut session = Session {
+        client: client.clone(),
+        process,
+        conn: None,
+    };
+    let capabilities = ClientCapabilities::new()
+        .fs(FileSystemCapabilities::new()
+            .read_text_file(true)
+            .write_text_file(true))
+        .terminal(true)
+        .elicitation(ElicitationCapabilities::new().form(ElicitationFormCapabilities::new()))
+        .session(ClientSessionCapabilities::new().config_options(
+            SessionConfigOptionsCapabilities::new().boolean(BooleanConfigOptionCapabilities::new()),
+        ));
+    let result = match session
+        .open(
+            transport,
+            &mut interrupts,
+            &args.session,
+            &setup,
+            capabilities,
+            true,
+        )
+        .await
+    {
+        Ok(opened) => {
+            let mut chat = Chat {
+                session: &mut session,
+                opened,
+                setup: &setup,
+                interrupts: &mut interrupts,
+                commands,
+            };
+            chat.adopt_state();
+            chat.transcript(|t| {
+                t.note(&format!(
+                    "acp chat with {label}, session {}. /help lists commands; Ctrl-D quits.",
+                    chat.opened.session_id
+                ))
+            });
+            chat.repl().await
+        }
+        Err(failure) => Err(failure),
+    };
+    session.close().await;
+    result
+}
+
+struct Chat<'a> {
+    session: &'a mut Session,
+    opened: Opened,
+    setup: &'a Setup,
+    interrupts: &'a mut Signal,
+    commands: Commands,
+}
+
+/// What the loop does after a line.
+enum Next {
+    Continue,
+    Quit,
+}
+
+impl Chat<'_> {
+    fn client(&self) -> &CliClient {
+        &self.session.client
+    }
+
+    fn transcript<T>(&self, f: impl FnOnce(&mut Transcript) -> T) -> T {
+        self.client()
+            .with_renderer(|r| f(r.transcript().expect("the chat renderer has a transcript")))
+    }
+
+    fn say(&self, text: &str) {
+        self.transcript(|t| t.line(text));
+    }
+
+    /// Takes the modes and config options of the session response.
+    fn adopt_state(&mut self) {
+        let modes = self.opened.modes.take();
+        let options = self.opened.config_options.take();
+        self.transcript(|t| {
+            if let Some(modes) = modes {
+                t.current_mode = Some(modes.current_mode_id);
+                t.modes = modes.available_modes;
+            }
+            if let Some(options) = options {
+                t.config_options = options;
+            }
+        });
+    }
+
+    async fn repl(&mut self) -> Result<u8, Failure> {
+        let config = rustyline::Config::builder()
+            .auto_add_history(false)
+            .completion_type(CompletionType::List)
+            .build();
+        let mut editor: Editor<ChatHelper, DefaultHistory> = Editor::with_config(config)
+            .map_err(|e| Failure::agent(format!("cannot start the line editor: {e}")))?;
+        editor.set_helper(Some(ChatHelper {
+            commands: self.commands.clone(),
+        }));
+        let history = history_path();
+        if let Some(path) = &history {
+            let _ = editor.load_history(path);
+        }
+        let mut editor = Some(editor);
+        let result = loop {
+            let mut ed = editor.take().expect("the editor is back after each line");
+            let (ed, line) = tokio::task::spawn_blocking(move || {
+                let line = ed.readline("> ");
+                (ed, line)
+            })
+            .await
+            .map_err(|e| Failure::agent(format!("the line editor failed: {e}")))?;
+            editor = Some(ed);
+            let line = match line {
+                Ok(line) => line,
+                Err(ReadlineError::Interrupted) => continue,
+                Err(ReadlineError::Eof) => break Ok(exit::OK),
+                Err(e) => break Err(Failure::agent(format!("cannot read a line: {e}"))),
+            };
+            let text = line.trim();
+            if text.is_empty() {
+                continue;
+            }
+            if let Some(ed) = editor.as_mut() {
+                let _ = ed.add_history_entry(text);
+            }
+            let next = if let Some(command) = text.strip_prefix('/') {
+                self.command(command).await
+            } else {
+                self.turn(text).await
+            };
+            match next {
+                Ok(Next::Continue) => {}
+                Ok(Next::Quit) => break Ok(exit::OK),
+                Err(failure) => break Err(failure),
+            }
+        };
+        if let (Some(path), Some(ed)) = (&history, editor.as_mut()) {
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let _ = ed.save_history(path);
+        }
+        result
+    }
+
+    /// One prompt turn. Ctrl-C cancels it; a second Ctrl-C, or the agent
+    /// not ending the turn within [`CANCEL_GRACE`], kills the agent.
+    async fn turn(&mut self, text: &str) -> Result<Next, Failure> {
+        // A Ctrl-C typed while no turn ran (when the line editor could not
+        // take the terminal over) must not cancel this turn.
+        while let Ok(Some(())) = tokio::time::timeout(Duration::ZERO, self.interrupts.recv()).await
+        {
+        }
+        let client = self.client().clone();
+        client.begin_turn();
+        let conn = self.opened.conn.clone();
+        let session_id = self.opened.session_id.clone();
+        let blocks = prompt_blocks(
+            text,
+            &self.setup.cwd,
+            self.opened.caps.prompt_capabilities.embedded_context,
+        );
+        let turn = conn.prompt(PromptRequest::new(session_id.clone(), blocks));
+        tokio::pin!(turn);
+        let mut cancelled = false;
+        let deadline = tokio::time::sleep(Duration::MAX);
+        tokio::pin!(deadline);
+        let response = loop {
+            tokio::select! {
+                response = &mut turn => break response,
+                _ = self.interrupts.recv() => {
+                    if cancelled {
+                        let _ = self.session.process.kill();
+                        return Err(Failure::new(exit::CANCELLED, "interrupted again: killed the agent"));
+                    }
+                    cancelled = true;
+                    client.mark_cancelled();
+                    client.with_renderer(|r| r.note("[cancel] cancelling the turn (Ctrl-C again to kill the agent)"));
+                    let _ = conn.cancel(CancelNotification::new(session_id.clone())).await;
+                    deadline.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
+                }
+                _ = &mut deadline => {
+                    let _ = self.session.process.kill();
+                    return Err(Failure::new(
+                        exit::CANCELLED,
+                        format!("the agent did not end the turn within {} s of the cancel; killed it", CANCEL_GRACE.as_secs()),
+                    ));
+                }
+            }
+        };
+        match response {
+            Ok(response) => {
+                let stop = if cancelled {
+                    StopReason::Cancelled
+                } else {
+                    response.stop_reason
+                };
+                client.with_renderer(|r| r.finish(&session_id, &stop));
+            }
+            Err(_) if cancelled => {
+                client.with_renderer(|r| r.finish(&session_id, &StopReason::Cancelled))
+            }
+            Err(e) => {
+                let failure = self.session.failure("session/prompt", e).await;
+                let failure = with_auth_hint(failure, &self.opened.auth_methods);
+                if failure.code == exit::AGENT_CRASHED {
+                    return Err(failure);
+                }
+                client.with_renderer(|r| r.break_line());
+                self.error(&failure.message);
+            }
+        }
+        Ok(Next::Continue)
+    }
+
+    fn error(&self, message: &str) {
+        let text = self.transcript(|t| t.style().red(&format!("error: {message}")));
+        self.say(&text);
+    }
+
+    /// Awaits a request made between turns; Ctrl-C abandons it. A dead
+    /// agent ends the chat.
+    async fn request<T>(
+        &mut self,
+        method: &str,
+        call: impl Future<Output = Result<T, acp::ConnectionError>>,
+    ) -> Result<Option<T>, Failure> {
+        match self.session.step(method, self.interrupts, call).await {
+            Ok(value) => Ok(Some(value)),
+            Err(Interrupted::Failed(failure)) if failure.code == exit::AGENT_CRASHED => {
+                Err(failure)
+            }
+            Err(Interrupted::Failed(failure)) => {
+                self.error(&failure.message);
+                Ok(None)
+            }
+        }
+    }
+
+    async fn command(&mut self, line: &str) -> Result<Next, Failure> {
+        let mut words = line.split_whitespace();
+        let name = words.next().unwrap_or("");
+        let rest: Vec<&str> = words.collect();
+        match name {
+            "quit" | "exit" => return Ok(Next::Quit),
+            "help" => self.help(),
+            "mode" => self.mode(rest.first().copied()).await?,
+            "config" => self.config(&rest).await?,
+            "sessions" => self.sessions().await?,
+            "load" => match rest.first() {
+                Some(id) => self.load(id).await?,
+                None => self.error("usage: /load SESSION-ID"),
+            },
+            _ => {
+                let known = self
+                    .commands
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .iter()
+                    .any(|c| c.name == name);
+                if known {
+                    // Agent commands travel as ordinary prompt text.
+                    return self.turn(&format!("/{line}")).await;
+                }
+                self.error(&format!(
+                    "unknown command /{name}; /help lists the commands"
+                ));
+            }
+        }
+        Ok(Next::Continue)
+    }
+
+    fn help(&self) {
+        let style = self.transcript(|t| t.style());
+        let mut text = style.bold("Commands:");
+        for (name, what) in BUILTINS {
+            text.push_str(&format!("\n  /{name:<10} {what}"));
+        }
+        let agent = self
+            .commands
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if !agent.is_empty() {
+            text.push_str(&format!("\n{}", style.bold("The agent's commands:")));
+            for command in agent {
+                let hint = match &command.input {
+                    Some(AvailableCommandInput::Unstructured(u)) => format!(" {}", u.hint),
+                    _ => String::new(),
+                };
+                text.push_str(&format!(
+                    "\n  /{}{hint}  {}",
+                    command.name,
+                    style.dim(&command.description)
+                ));
+            }
+        }
+        text.push_str(&format!(
+            "\n{}\n  Tab completes commands; Up/Down walk the history; Ctrl-C cancels a turn \
+             (twice: kills the agent) or clears the line; Ctrl-D quits.",
+            style.bold("Keys:")
+        ));
+        self.say(&text);
+    }
+
+    async fn mode(&mut self, id: Option<&str>) -> Result<(), Failure> {
+        let (modes, current) = self.transcript(|t| (t.modes.clone(), t.current_mode.clone()));
+        let Some(id) = id else {
+            if modes.is_empty() {
+                self.say("The agent offers no session modes.");
+                return Ok(());
+            }
+            let mut text = String::from("Modes:");
+            for mode in &modes {
+                let mark = if current.as_ref() == Some(&mode.id) {
+                    "*"
+                } else {
+                    " "
+                };
+                text.push_str(&format!("\n {mark} {}  {}", mode.id, mode.name));
+                if let Some(d) = &mode.description {
+                    text.push_str(&format!(" — {d}"));
+                }
+            }
+            self.say(&text);
+            return Ok(());
+        };
+        if !modes.is_empty() && !modes.iter().any(|m| m.id.to_string() == id) {
+            let ids: Vec<String> = modes.iter().map(|m| m.id.to_string()).collect();
+            self.error(&format!("no mode {id}; the modes are {}", ids.join(", ")));
+            return Ok(());
+        }
+        let conn = self.opened.conn.clone();
+        let request = SetSessionModeRequest::new(self.opened.session_id.clone(), id);
+        if self
+            .request("session/set_mode", conn.set_session_mode(request))
+            .await?
+            .is_some()
+        {
+            self.transcript(|t| t.current_mode = Some(SessionModeId::new(id)));
+            self.say(&format!("Mode: {id}"));
+        }
+        Ok(())
+    }
+
+    async fn config(&mut self, args: &[&str]) -> Result<(), Failure> {
+        let options = self.transcript(|t| t.config_options.clone());
+        match args {
+            [] => {
+                if options.is_empty() {
+                    self.say("The agent offers no config options.");
+                    return Ok(());
+                }
+                let mut text = String::from("Config options:");
+                for option in &options {
+                    text.push_str(&format!(
+                        "\n  {} ({}): {}",
+                        option.id,
+                        option.name,
+                        describe_value(option)
+                    ));
+                }
+                self.say(&text);
+            }
+            [id, value] => {
+                let Some(option) = options.iter().find(|o| o.id.to_string() == *id) else {
+                    self.error(&format!("no config option {id}; /config lists them"));
+                    return Ok(());
+                };
+                let value = match parse_config_value(option, value) {
+                    Ok(value) => value,
+                    Err(why) => {
+                        self.error(&why);
+                        return Ok(());
+                    }
+                };
+                let conn = self.opened.conn.clone();
+                let request = SetSessionConfigOptionRequest::new(
+                    self.opened.session_id.clone(),
+                    option.id.clone(),
+                    value,
+                );
+                if let Some(response) = self
+                    .request(
+                        "session/set_config_option",
+                        conn.set_session_config_option(request),
+                    )
+                    .await?
+                {
+                    let now = response
+                        .config_options
+                        .iter()
+                        .find(|o| o.id == option.id)
+                        .map(describe_value)
+                        .unwrap_or_default();
+                    self.transcript(|t| t.config_options = response.config_options);
+                    self.say(&format!("{id}: {now}"));
+                }
+            }
+            _ => self.error("usage: /config, or /config ID VALUE"),
+        }
+        Ok(())
+    }
+
+    async fn sessions(&mut self) -> Result<(), Failure> {
+        if self.opened.caps.session_capabilities.list.is_none() {
+            self.error("the agent does not list sessions");
+            return Ok(());
+        }
+        let conn = self.opened.conn.clone();
+        let request = ListSessionsRequest::new();
+        let Some(response) = self
+            .request("session/list", conn.list_sessions(request))
+            .await?
+        else {
+            return Ok(());
+        };
+        if response.sessions.is_empty() {
+            self.say("No sessions.");
+            return Ok(());
+        }
+        let mut text = String::from("Sessions:");
+        for info in &response.sessions {
+            let mark = if info.session_id == self.opened.session_id {
+                "*"
+            } else {
+                " "
+            };
+            text.push_str(&format!("\n {mark} {}", info.session_id));
+            if let Some(title) = &info.title {
+                text.push_str(&format!("  {title}"));
+            }
+            if let Some(at) = &info.updated_at {
+                text.push_str(&format!("  ({at})"));
+            }
+            text.push_str(&format!("  {}", info.cwd));
+        }
+        if response.next_cursor.is_some() {
+            text.push_str("\n  (more sessions not shown)");
+        }
+        self.say(&text);
+        Ok(())
+    }
+
+    async fn load(&mut self, id: &str) -> Result<(), Failure> {
+        if !self.opened.caps.load_session {
+            self.error("the agent cannot load sessions");
+            return Ok(());
+        }
+        let conn = self.opened.conn.clone();
+        let mut request =
+            LoadSessionRequest::new(id, self.setup.cwd.to_string_lossy().into_owned());
+        if !self.setup.add_dirs.is_empty()
+            && self
+                .opened
+                .caps
+                .session_capabilities
+                .additional_directories
+                .is_some()
+        {
+            request = request.additional_directories(
+                self.setup
+                    .add_dirs
+                    .iter()
+                    .map(|d| d.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>(),
+            );
+        }
+        self.say(&format!("Loading session {id}…"));
+        if let Some(response) = self
+            .request("session/load", conn.load_session(request))
+            .await?
+        {
+            self.opened.session_id = SessionId::new(id);
+            self.opened.modes = response.modes;
+            self.opened.config_options = response.config_options;
+            self.adopt_state();
+            self.transcript(|t| t.note(&format!("[session] {id}")));
+        }
+        Ok(())
+    }
+}
+
+/// A config option's current value and its choices.
+fn describe_value(option: &SessionConfigOption) -> String {
+    match &option.kind {
+        SessionConfigKind::Select(select) => {
+            let values: Vec<String> = select.options.iter().map(|o| o.value.to_string()).collect();
+            format!("{} (one of {})", select.current_value, values.join(", "))
+        }
+        SessionConfigKind::Boolean(b) => format!("{} (true or false)", b.current_value),
+        _ => "(a kind of option acp cannot show)".to_owned(),
+    }
+}
+
+/// Reads a value typed for a config option.
+fn parse_config_value(
+    option: &SessionConfigOption,
+    text: &str,
+) -> Result<SessionConfigValue, String> {
+    match &option.kind {
+        SessionConfigKind::Select(select) => select
+            .options
+            .iter()
+            .find(|o| o.value.to_string() == text || o.name.eq_ignore_ascii_case(text))
+            .map(|o| SessionConfigValue::from(o.value.clone()))
+            .ok_or_else(|| {
+                let values: Vec<String> =
+                    select.options.iter().map(|o| o.value.to_string()).collect();
+                format!("{} takes one of {}", option.id, values.join(", "))
+            }),
+        SessionConfigKind::Boolean(_) => match text.to_ascii_lowercase().as_str() {
+            "true" | "on" | "yes" => Ok(true.into()),
+            "false" | "off" | "no" => Ok(false.into()),
+            _ => Err(format!("{} takes true or false", option.id)),
+        },
+        _ => Err(format!(
+            "acp cannot set {}: unknown kind of option",
+            option.id
+        )),
+    }
+}
+
+/// Tab completion of slash commands (built-in and the agent's).
+struct ChatHelper {
+    commands: Commands,
+}
+
+impl ChatHelper {
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = BUILTINS.iter().map(|(n, _)| (*n).to_owned()).collect();
+        names.extend(
+            self.commands
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .map(|c| c.name.clone()),
+        );
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
+/// The completions of `line` up to `pos`: command names when the line is a
+/// slash followed by a partial name.
+pub fn complete_command(names: &[String], line: &str, pos: usize) -> Vec<String> {
+    let before = &line[..pos];
+    match before.strip_prefix('/') {
+        Some(partial) if !partial.contains(char::is_whitespace) => names
+            .iter()
+            .filter(|n| n.starts_with(partial))
+            .map(|n| format!("/{n} "))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+impl Completer for ChatHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let pairs = complete_command(&self.names(), line, pos)
+            .into_iter()
+            .map(|c| Pair {
+                display: c.trim_end().to_owned(),
+                replacement: c,
+            })
+            .collect();
+        Ok((0, pairs))
+    }
+}
+
+impl rustyline::hint::Hinter for ChatHelper {
+    type Hint = String;
+}
+impl rustyline::highlight::Highlighter for ChatHelper {}
+impl rustyline::validate::Validator for ChatHelper {}
+impl rustyline::Helper for ChatHelper {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completes_slash_commands() {
+        let names = vec!["help".to_owned(), "load".to_owned(), "lint".to_owned()];
+        assert_eq!(complete_command(&names, "/l", 2), vec!["/load ", "/lint "]);
+        assert_eq!(complete_command(&names, "/he", 3), vec!["/help "]);
+        assert!(complete_command(&names, "hello", 5).is_empty());
+        assert!(complete_command(&names, "/load x", 7).is_empty());
+    }
+
+    #[test]
+    fn config_values() {
+        let option = SessionConfigOption::boolean("fast", "Fast", false);
+        assert_eq!(
+            parse_config_value(&option, "on"),
+            Ok(SessionConfigValue::Boolean(true))
+        );
+        assert!(parse_config_value(&option, "maybe").is_err());
+    }
+}

@@ -1,0 +1,466 @@
+//! How `acp chat` shows a session: a scrolling transcript on standard
+//! output. Agent text is printed line by line as it streams in, each line
+//! rendered as light markdown; thoughts are dimmed; tool calls show their
+//! kind, title, locations and every status change; diffs are unified diffs;
+//! the plan is a checklist, reprinted when it changes.
+//!
+//! It also keeps what the chat loop needs from the updates: the agent's
+//! slash commands, the current mode, the config options and the last usage.
+
+use crate::style::Style;
+use acp::schema::*;
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// The agent's slash commands, shared with the line editor's completion.
+pub type Commands = Arc<Mutex<Vec<AvailableCommand>>>;
+
+/// What the current line of agent output belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Message,
+    Thought,
+    User,
+}
+
+/// The chat transcript and the session state seen in updates.
+pub struct Transcript {
+    out: Box<dyn Write + Send>,
+    style: Style,
+    stream: Option<Stream>,
+    /// Text of the current line not printed yet.
+    pending: String,
+    in_code: bool,
+    tools: HashMap<ToolCallId, (ToolKind, String)>,
+    last_plan: Option<Vec<(String, PlanEntryStatus)>>,
+    /// The agent's slash commands.
+    pub commands: Commands,
+    /// The current mode, when the agent has modes.
+    pub current_mode: Option<SessionModeId>,
+    /// The session's modes (from the session response).
+    pub modes: Vec<SessionMode>,
+    /// The session's config options.
+    pub config_options: Vec<SessionConfigOption>,
+    /// The last `usage_update`.
+    pub usage: Option<UsageUpdate>,
+}
+
+impl Transcript {
+    /// A transcript writing to `out`.
+    pub fn new(out: Box<dyn Write + Send>, color: bool, commands: Commands) -> Self {
+        Transcript {
+            out,
+            style: Style::new(color),
+            stream: None,
+            pending: String::new(),
+            in_code: false,
+            tools: HashMap::new(),
+            last_plan: None,
+            commands,
+            current_mode: None,
+            modes: Vec::new(),
+            config_options: Vec::new(),
+            usage: None,
+        }
+    }
+
+    /// The styles in use.
+    pub fn style(&self) -> Style {
+        self.style
+    }
+
+    /// Prints a whole line, after ending any partial line.
+    pub fn line(&mut self, text: &str) {
+        self.break_line();
+        let _ = writeln!(self.out, "{text}");
+        let _ = self.out.flush();
+    }
+
+    /// Prints a dimmed note line.
+    pub fn note(&mut self, text: &str) {
+        let text = self.style.dim(text);
+        self.line(&text);
+    }
+
+    /// Ends the current partial line of streamed text, if any.
+    pub fn break_line(&mut self) {
+        if !self.pending.is_empty() {
+            let line = std::mem::take(&mut self.pending);
+            self.emit(&line);
+        }
+        self.stream = None;
+    }
+
+    /// Shows one session update.
+    pub fn update(&mut self, update: &SessionUpdate) {
+        match update {
+            SessionUpdate::AgentMessageChunk(chunk) => self.chunk(Stream::Message, &chunk.content),
+            SessionUpdate::AgentThoughtChunk(chunk) => self.chunk(Stream::Thought, &chunk.content),
+            SessionUpdate::UserMessageChunk(chunk) => self.chunk(Stream::User, &chunk.content),
+            SessionUpdate::ToolCall(call) => {
+                self.tools.insert(
+                    call.tool_call_id.clone(),
+                    (call.kind.clone(), call.title.clone()),
+                );
+                let head = self.tool_head(&call.kind, &call.title, &call.status);
+                self.line(&head);
+                self.tool_details(&call.locations, &call.content);
+            }
+            SessionUpdate::ToolCallUpdate(u) => {
+                let entry = self
+                    .tools
+                    .entry(u.tool_call_id.clone())
+                    .or_insert_with(|| (ToolKind::default(), u.tool_call_id.to_string()));
+                if let Some(kind) = &u.kind {
+                    entry.0 = kind.clone();
+                }
+                if let Some(title) = &u.title {
+                    entry.1 = title.clone();
+                }
+                let (kind, title) = entry.clone();
+                if let Some(status) = &u.status {
+                    let head = self.tool_head(&kind, &title, status);
+                    self.line(&head);
+                }
+                self.tool_details(
+                    u.locations.as_deref().unwrap_or_default(),
+                    u.content.as_deref().unwrap_or_default(),
+                );
+            }
+            SessionUpdate::Plan(plan) => {
+                let entries: Vec<(String, PlanEntryStatus)> = plan
+                    .entries
+                    .iter()
+                    .map(|e| (e.content.clone(), e.status.clone()))
+                    .collect();
+                if self.last_plan.as_ref() == Some(&entries) {
+                    return;
+                }
+                let mut text = self.style.bold("Plan:");
+                for (content, status) in &entries {
+                    let item = match status {
+                        PlanEntryStatus::Completed => self.style.green(&format!("[x] {content}")),
+                        PlanEntryStatus::InProgress => self.style.yellow(&format!("[~] {content}")),
+                        _ => format!("[ ] {content}"),
+                    };
+                    text.push_str(&format!("\n  {item}"));
+                }
+                self.line(&text);
+                self.last_plan = Some(entries);
+            }
+            SessionUpdate::AvailableCommandsUpdate(u) => {
+                let names: Vec<String> = u
+                    .available_commands
+                    .iter()
+                    .map(|c| format!("/{}", c.name))
+                    .collect();
+                *self.commands.lock().unwrap_or_else(PoisonError::into_inner) =
+                    u.available_commands.clone();
+                if !names.is_empty() {
+                    self.note(&format!("[commands] {}", names.join(" ")));
+                }
+            }
+            SessionUpdate::CurrentModeUpdate(m) => {
+                self.current_mode = Some(m.current_mode_id.clone());
+                self.note(&format!("[mode] {}", m.current_mode_id));
+            }
+            SessionUpdate::ConfigOptionUpdate(u) => {
+                self.config_options = u.config_options.clone();
+            }
+            SessionUpdate::SessionInfoUpdate(u) => {
+                if let Some(Some(title)) = &u.title {
+                    self.note(&format!("[session] {title}"));
+                }
+            }
+            SessionUpdate::UsageUpdate(u) => self.usage = Some(u.clone()),
+            SessionUpdate::Notice(notice) => {
+                let mut line = format!("[{}] {}", notice.severity, notice.title);
+                if let Some(d) = &notice.description {
+                    line.push_str(": ");
+                    line.push_str(d);
+                }
+                self.note(&line);
+            }
+            _ => {}
+        }
+    }
+
+    fn chunk(&mut self, stream: Stream, content: &ContentBlock) {
+        let text = match content {
+            ContentBlock::Text(t) => t.text.clone(),
+            ContentBlock::ResourceLink(l) => l.uri.clone(),
+            ContentBlock::Image(_) => "[image]".to_owned(),
+            ContentBlock::Audio(_) => "[audio]".to_owned(),
+            ContentBlock::Resource(_) => "[resource]".to_owned(),
+            _ => "[content]".to_owned(),
+        };
+        if self.stream != Some(stream) {
+            self.break_line();
+            self.stream = Some(stream);
+        }
+        self.pending.push_str(&text);
+        while let Some(end) = self.pending.find('\n') {
+            let line: String = self.pending.drain(..=end).collect();
+            self.emit(line.trim_end_matches('\n'));
+        }
+    }
+
+    /// Prints one complete line of streamed text in its stream's style.
+    fn emit(&mut self, line: &str) {
+        let text = match self.stream {
+            Some(Stream::Thought) => self.style.dim(line),
+            Some(Stream::User) => self.style.bold(&format!("> {line}")),
+            _ => self.markdown(line),
+        };
+        let _ = writeln!(self.out, "{text}");
+        let _ = self.out.flush();
+    }
+
+    /// Light markdown for one line: fenced code in cyan, headings bold,
+    /// bullets, quotes dimmed, `**bold**` and `` `code` `` inline. Without
+    /// colour the line is printed as written.
+    fn markdown(&mut self, line: &str) -> String {
+        let style = self.style;
+        if line.trim_start().starts_with("```") {
+            self.in_code = !self.in_code;
+            return style.dim(line);
+        }
+        if !style.enabled() {
+            return line.to_owned();
+        }
+        if self.in_code {
+            return style.cyan(line);
+        }
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('#') {
+            return style.bold(trimmed.trim_start_matches('#').trim_start());
+        }
+        if let Some(rest) = trimmed.strip_prefix("> ") {
+            return style.dim(&format!("│ {rest}"));
+        }
+        let indent = &line[..line.len() - trimmed.len()];
+        let (bullet, body) = match trimmed
+            .strip_prefix("- ")
+            .or_else(|| trimmed.strip_prefix("* "))
+        {
+            Some(body) => ("• ", body),
+            None => ("", trimmed),
+        };
+        format!("{indent}{bullet}{}", inline(body, style))
+    }
+
+    fn tool_head(&self, kind: &ToolKind, title: &str, status: &ToolCallStatus) -> String {
+        let status_text = match status {
+            ToolCallStatus::Completed => self.style.green(&status.to_string()),
+            ToolCallStatus::Failed => self.style.red(&status.to_string()),
+            _ => self.style.yellow(&status.to_string()),
+        };
+        format!(
+            "{} {} {title} · {status_text}",
+            self.style.magenta("⏺"),
+            self.style.dim(&format!("[{kind}]"))
+        )
+    }
+
+    fn tool_details(&mut self, locations: &[ToolCallLocation], content: &[ToolCallContent]) {
+        for location in locations {
+            let at = match location.line {
+                Some(line) => format!("  ↳ {}:{line}", location.path),
+                None => format!("  ↳ {}", location.path),
+            };
+            self.note(&at);
+        }
+        for item in content {
+            match item {
+                ToolCallContent::Diff(diff) => {
+                    let text = unified_diff(
+                        &diff.path,
+                        diff.old_text.as_deref().unwrap_or(""),
+                        &diff.new_text,
+                        self.style,
+                    );
+                    self.line(text.trim_end_matches('\n'));
+                }
+                ToolCallContent::Content(c) => {
+                    if let ContentBlock::Text(t) = &c.content {
+                        for line in t.text.lines() {
+                            self.note(&format!("    {line}"));
+                        }
+                    }
+                }
+                ToolCallContent::Terminal(t) => self.note(&format!("  terminal {}", t.terminal_id)),
+                _ => {}
+            }
+        }
+    }
+
+    /// Shows a terminal's output under its tool call.
+    pub fn terminal_output(
+        &mut self,
+        id: &TerminalId,
+        output: &str,
+        truncated: bool,
+        exit: Option<&str>,
+    ) {
+        let mut head = format!("  ┌ terminal {id}");
+        if let Some(exit) = exit {
+            head.push_str(&format!(" ({exit})"));
+        }
+        if truncated {
+            head.push_str(" [output truncated]");
+        }
+        self.note(&head);
+        for line in output.lines() {
+            let line = format!("  │ {line}");
+            self.line(&line);
+        }
+        self.note("  └");
+    }
+
+    /// The status line after a turn: stop reason (unless `end_turn`),
+    /// mode and usage.
+    pub fn status_line(&mut self, stop: Option<&StopReason>) {
+        self.break_line();
+        let mut parts = Vec::new();
+        if let Some(stop) = stop
+            && *stop != StopReason::EndTurn
+        {
+            parts.push(format!("stopped: {stop}"));
+        }
+        if let Some(mode) = &self.current_mode {
+            parts.push(format!("mode {mode}"));
+        }
+        if let Some(usage) = &self.usage {
+            let mut text = format!("context {}/{} tokens", usage.used, usage.size);
+            if let Some(percent) = (usage.used * 100).checked_div(usage.size) {
+                text.push_str(&format!(" ({percent}%)"));
+            }
+            if let Some(cost) = &usage.cost {
+                text.push_str(&format!(", cost {:.2} {}", cost.amount, cost.currency));
+            }
+            parts.push(text);
+        }
+        if !parts.is_empty() {
+            let text = format!("── {}", parts.join(" · "));
+            self.note(&text);
+        }
+    }
+}
+
+/// `**bold**` and `` `code` `` within a line.
+fn inline(text: &str, style: Style) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    loop {
+        let bold = rest.find("**");
+        let code = rest.find('`');
+        let (start, marker) = match (bold, code) {
+            (Some(b), Some(c)) if c < b => (c, "`"),
+            (Some(b), _) => (b, "**"),
+            (None, Some(c)) => (c, "`"),
+            (None, None) => break,
+        };
+        let after = &rest[start + marker.len()..];
+        let Some(end) = after.find(marker) else { break };
+        out.push_str(&rest[..start]);
+        let inner = &after[..end];
+        out.push_str(&if marker == "`" {
+            style.cyan(inner)
+        } else {
+            style.bold(inner)
+        });
+        rest = &after[end + marker.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A unified diff of two texts, coloured when `style` is.
+pub fn unified_diff(path: &str, old: &str, new: &str, style: Style) -> String {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut out = String::new();
+    out.push_str(&style.bold(&format!("--- {path}")));
+    out.push('\n');
+    out.push_str(&style.bold(&format!("+++ {path}")));
+    out.push('\n');
+    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+        out.push_str(&style.cyan(&hunk.header().to_string()));
+        out.push('\n');
+        for change in hunk.iter_changes() {
+            let value = change.value();
+            let value = value.strip_suffix('\n').unwrap_or(value);
+            let line = match change.tag() {
+                similar::ChangeTag::Insert => style.green(&format!("+{value}")),
+                similar::ChangeTag::Delete => style.red(&format!("-{value}")),
+                similar::ChangeTag::Equal => format!(" {value}"),
+            };
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl Write for Buf {
+        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(data);
+            Ok(data.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn diff_is_unified() {
+        let text = unified_diff(
+            "f.txt",
+            "one\ntwo\nthree\n",
+            "one\n2\nthree\nfour\n",
+            Style::new(false),
+        );
+        assert_eq!(
+            text,
+            "--- f.txt\n+++ f.txt\n@@ -1,3 +1,4 @@\n one\n-two\n+2\n three\n+four\n"
+        );
+    }
+
+    #[test]
+    fn streams_lines_and_plans() {
+        let buf = Buf::default();
+        let mut t = Transcript::new(Box::new(buf.clone()), false, Commands::default());
+        t.update(&SessionUpdate::agent_thought("hmm"));
+        t.update(&SessionUpdate::agent_message("Hel"));
+        t.update(&SessionUpdate::agent_message("lo\nwor"));
+        let plan = Plan::new(vec![PlanEntry::new(
+            "a",
+            PlanEntryPriority::Low,
+            PlanEntryStatus::Completed,
+        )]);
+        t.update(&SessionUpdate::Plan(plan.clone()));
+        t.update(&SessionUpdate::Plan(plan));
+        t.status_line(Some(&StopReason::Cancelled));
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            text,
+            "hmm\nHello\nwor\nPlan:\n  [x] a\n── stopped: cancelled\n"
+        );
+    }
+
+    #[test]
+    fn inline_markdown() {
+        let style = Style::new(true);
+        assert_eq!(
+            inline("a **b** `c`", style),
+            "a \x1b[1mb\x1b[0m \x1b[36mc\x1b[0m"
+        );
+        assert_eq!(inline("a ** b", style), "a ** b");
+    }
+}
