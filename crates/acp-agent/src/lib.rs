@@ -1,0 +1,56 @@
+//! `acp-agent`: a coding agent that speaks the Agent Client Protocol (ACP)
+//! over stdio.
+//!
+//! An editor starts the `acp-agent` binary and talks newline-delimited
+//! JSON-RPC with it. Each prompt turn streams the model's answer back as
+//! `session/update`s and lets the model call tools: read, write and edit files
+//! (through the editor's file system when it offers one, so unsaved buffers are
+//! seen), list and grep the project (respecting `.gitignore`), run commands
+//! (in editor terminals when offered, locally otherwise) and keep a plan.
+//!
+//! Edits and commands follow the session's mode: `read-only`, `ask` (the
+//! default: the user is asked through `session/request_permission`) or
+//! `auto`.
+//!
+//! The editor's MCP servers (stdio and streamable HTTP) are connected per
+//! session and their tools offered to the model, see [`mcp`]. The slash
+//! commands `/compact` and `/init` are offered through
+//! `available_commands_update`.
+//!
+//! Sessions are stored in SQLite (see [`store`]) so that clients can list,
+//! load (with the history replayed), resume, close and delete them across
+//! restarts.
+//!
+//! The model is configured by environment variables, see [`config`]. The
+//! model client speaks OpenAI-compatible Chat Completions and the Anthropic
+//! Messages API, both streamed, see [`llm`].
+//!
+//! # Use as a library
+//! ```no_run
+//! # async fn run() -> Result<(), acp::ConnectionError> {
+//! let config = acp_agent::config::Config::from_env();
+//! let store = acp_agent::store::Store::in_memory().expect("sqlite");
+//! acp_agent::serve(acp::Transport::stdio(), config, store).await
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+pub mod agent;
+pub mod config;
+pub mod llm;
+pub mod mcp;
+pub mod store;
+pub mod tools;
+
+pub use agent::{CodingAgent, Mode};
+
+/// Serves the agent over `transport` until the client goes away, keeping
+/// sessions in `store`.
+pub async fn serve(
+    transport: acp::Transport,
+    config: config::Config,
+    store: store::Store,
+) -> Result<(), acp::ConnectionError> {
+    let store = std::sync::Arc::new(store);
+    acp::AgentSideConnection::serve(transport, |conn| CodingAgent::new(conn, config, store)).await
+}
