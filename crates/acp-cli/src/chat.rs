@@ -29,11 +29,17 @@ use tokio::signal::unix::Signal;
 pub const BUILTINS: &[(&str, &str)] = &[
     ("help", "list the commands"),
     ("mode", "[ID] list the session modes, or switch to one"),
-    ("config", "[ID VALUE] list the config options, or set one"),
+    (
+        "config",
+        "[ID [VALUE]] list the config options, or set one (a boolean without VALUE is toggled)",
+    ),
     ("sessions", "list the agent's sessions"),
     ("load", "ID load a session (its history is replayed)"),
     ("quit", "end the chat (like Ctrl-D)"),
 ];
+
+/// The most pages of `session/list` that `/sessions` fetches.
+pub const MAX_SESSION_PAGES: usize = 20;
 
 /// Whether to colour: standard output is a terminal and NO_COLOR is unset.
 pub fn use_color() -> bool {
@@ -59,11 +65,7 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
     let mut interrupts = watch_interrupts()?;
     let label = agent.label.clone();
     let (transport, process) = spawn_agent(agent, &setup.cwd, args.session.verbose)?;
-    let mut session = Session {
-        client: client.clone(),
-        process,
-        conn: None,
-    };
+    let mut session = Session::new(client.clone(), process);
     let capabilities = ClientCapabilities::new()
         .fs(FileSystemCapabilities::new()
             .read_text_file(true)
@@ -229,9 +231,14 @@ impl Chat<'_> {
         let mut cancelled = false;
         let deadline = tokio::time::sleep(Duration::MAX);
         tokio::pin!(deadline);
+        let mut overlong = self.session.overlong.subscribe();
         let response = loop {
             tokio::select! {
                 response = &mut turn => break response,
+                _ = overlong.wait_for(|v| *v) => {
+                    client.with_renderer(|r| r.break_line());
+                    return Err(crate::exec::overlong_failure());
+                }
                 _ = self.interrupts.recv() => {
                     if cancelled {
                         let _ = self.session.process.kill();
@@ -426,12 +433,21 @@ impl Chat<'_> {
                 }
                 self.say(&text);
             }
-            [id, value] => {
+            [id] | [id, _] => {
                 let Some(option) = options.iter().find(|o| o.id.to_string() == *id) else {
                     self.error(&format!("no config option {id}; /config lists them"));
                     return Ok(());
                 };
-                let value = match parse_config_value(option, value) {
+                let value = match (args.get(1), &option.kind) {
+                    (Some(text), _) => parse_config_value(option, text),
+                    // A boolean option alone is toggled.
+                    (None, SessionConfigKind::Boolean(b)) => Ok((!b.current_value).into()),
+                    (None, _) => {
+                        self.say(&format!("{id}: {}", describe_value(option)));
+                        return Ok(());
+                    }
+                };
+                let value = match value {
                     Ok(value) => value,
                     Err(why) => {
                         self.error(&why);
@@ -461,30 +477,57 @@ impl Chat<'_> {
                     self.say(&format!("{id}: {now}"));
                 }
             }
-            _ => self.error("usage: /config, or /config ID VALUE"),
+            _ => self.error(
+                "usage: /config, /config ID (shows it; toggles a boolean), or /config ID VALUE",
+            ),
         }
         Ok(())
     }
 
+    /// Lists the agent's sessions, following `nextCursor` from page to
+    /// page (at most [`MAX_SESSION_PAGES`] pages; a cursor seen before ends
+    /// the listing).
     async fn sessions(&mut self) -> Result<(), Failure> {
         if self.opened.caps.session_capabilities.list.is_none() {
             self.error("the agent does not list sessions");
             return Ok(());
         }
         let conn = self.opened.conn.clone();
-        let request = ListSessionsRequest::new();
-        let Some(response) = self
-            .request("session/list", conn.list_sessions(request))
-            .await?
-        else {
-            return Ok(());
-        };
-        if response.sessions.is_empty() {
+        let mut sessions = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
+        let mut more = false;
+        for page in 0.. {
+            if page == MAX_SESSION_PAGES {
+                more = true;
+                break;
+            }
+            let mut request = ListSessionsRequest::new();
+            if let Some(cursor) = &cursor {
+                request = request.cursor(cursor.clone());
+            }
+            let Some(response) = self
+                .request("session/list", conn.list_sessions(request))
+                .await?
+            else {
+                if sessions.is_empty() {
+                    return Ok(());
+                }
+                more = true;
+                break;
+            };
+            sessions.extend(response.sessions);
+            match response.next_cursor {
+                Some(next) if seen.insert(next.clone()) => cursor = Some(next),
+                _ => break,
+            }
+        }
+        if sessions.is_empty() {
             self.say("No sessions.");
             return Ok(());
         }
         let mut text = String::from("Sessions:");
-        for info in &response.sessions {
+        for info in &sessions {
             let mark = if info.session_id == self.opened.session_id {
                 "*"
             } else {
@@ -499,7 +542,7 @@ impl Chat<'_> {
             }
             text.push_str(&format!("  {}", info.cwd));
         }
-        if response.next_cursor.is_some() {
+        if more {
             text.push_str("\n  (more sessions not shown)");
         }
         self.say(&text);

@@ -30,8 +30,28 @@ pub enum Command {
     /// Talk to the agent interactively: a line editor, the reply streamed
     /// as a transcript, permission questions asked on the terminal.
     Chat(ChatArgs),
-    /// List the agents of the config file.
-    Agents,
+    /// List the agents of the config file, or import Zed's.
+    Agents(AgentsArgs),
+}
+
+/// Arguments of `acp agents`.
+#[derive(Debug, Args)]
+pub struct AgentsArgs {
+    /// What to do (default: list the agents).
+    #[command(subcommand)]
+    pub action: Option<AgentsAction>,
+}
+
+/// The subcommands of `acp agents`.
+#[derive(Debug, Subcommand)]
+pub enum AgentsAction {
+    /// Add the custom agents of Zed's settings (`agent_servers`) to the
+    /// config file. Agents already configured are left unchanged.
+    ImportZed {
+        /// Zed's settings file (default: ~/.config/zed/settings.json).
+        #[arg(value_name = "PATH")]
+        settings: Option<PathBuf>,
+    },
 }
 
 /// Arguments of `acp exec`.

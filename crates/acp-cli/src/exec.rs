@@ -7,12 +7,14 @@ use crate::exit::{self, Failure};
 use crate::fs::Confinement;
 use crate::mentions::prompt_blocks;
 use crate::render::Renderer;
+use crate::wire::{LineWatch, malformed_update};
 use acp::schema::*;
-use acp::{AgentProcess, ClientSideConnection, ConnectionError, ConnectionOptions};
+use acp::{AgentProcess, ClientSideConnection, ConnectionError, ConnectionOptions, Direction};
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::sync::watch;
 
 /// How long the agent gets to answer `initialize`.
 pub const INIT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -34,11 +36,7 @@ pub async fn run(agent: ChosenAgent, args: ExecArgs) -> Result<u8, Failure> {
     let client = CliClient::new(setup.settings(false), Renderer::stdio(args.format));
     let mut interrupts = watch_interrupts()?;
     let (transport, process) = spawn_agent(agent, &setup.cwd, args.session.verbose)?;
-    let mut session = Session {
-        client: client.clone(),
-        process,
-        conn: None,
-    };
+    let mut session = Session::new(client.clone(), process);
     let result = session
         .drive(transport, &mut interrupts, &args, &setup, prompt)
         .await;
@@ -147,6 +145,22 @@ pub(crate) struct Session {
     pub client: CliClient,
     pub process: AgentProcess,
     pub conn: Option<ClientSideConnection>,
+    /// Set when the agent sent a line over the connection's size limit.
+    pub overlong: watch::Sender<bool>,
+}
+
+/// The connection's size limit of one message, in bytes.
+pub(crate) fn message_limit() -> usize {
+    ConnectionOptions::default().max_message_size
+}
+
+/// Why a run stops after the agent sent a line over the size limit.
+pub(crate) fn overlong_failure() -> Failure {
+    Failure::agent(format!(
+        "the agent sent a message longer than {} MiB, the most acp reads; it was skipped, \
+         and since the agent or acp could now wait for it forever, the run stops",
+        message_limit() / (1024 * 1024)
+    ))
 }
 
 /// How a step before the prompt turn ended, when not with a result.
@@ -177,6 +191,16 @@ pub(crate) struct Opened {
 }
 
 impl Session {
+    /// A session with the agent `process`, not connected yet.
+    pub fn new(client: CliClient, process: AgentProcess) -> Self {
+        Session {
+            client,
+            process,
+            conn: None,
+            overlong: watch::Sender::new(false),
+        }
+    }
+
     /// Initializes the connection, authenticates if asked, and opens the
     /// session (new, resumed or loaded). `show_replay` shows the history a
     /// loaded session replays.
@@ -190,8 +214,22 @@ impl Session {
         show_replay: bool,
     ) -> Result<Opened, Failure> {
         let client = self.client.clone();
-        let (conn, io) =
-            ClientSideConnection::new(transport, ConnectionOptions::default(), move |_| client);
+        let (reader, writer) = transport.into_parts();
+        let reader = LineWatch::new(reader, message_limit(), self.overlong.clone());
+        let transport = acp::Transport::new(reader, writer);
+        let warn = self.client.clone();
+        let options = ConnectionOptions::default().tap(move |event| {
+            if event.direction == Direction::Incoming
+                && let Some(why) = malformed_update(event.line)
+            {
+                warn.with_renderer(|r| {
+                    r.note(&format!(
+                        "[warning] the agent sent a malformed session/update, which was left out: {why}"
+                    ))
+                });
+            }
+        });
+        let (conn, io) = ClientSideConnection::new(transport, options, move |_| client);
         tokio::spawn(io);
         self.conn = Some(conn.clone());
 
@@ -349,9 +387,11 @@ impl Session {
         let mut cancelled = false;
         let deadline = tokio::time::sleep(Duration::MAX);
         tokio::pin!(deadline);
+        let mut overlong = self.overlong.subscribe();
         let response = loop {
             tokio::select! {
                 response = &mut turn => break response,
+                _ = overlong.wait_for(|v| *v) => return Err(overlong_failure()),
                 _ = interrupts.recv() => {
                     if cancelled {
                         let _ = self.process.kill();
@@ -404,11 +444,13 @@ impl Session {
         interrupts: &mut Signal,
         call: impl Future<Output = Result<T, ConnectionError>>,
     ) -> Result<T, Interrupted> {
+        let mut overlong = self.overlong.subscribe();
         tokio::select! {
             result = call => match result {
                 Ok(value) => Ok(value),
                 Err(e) => Err(Interrupted::Failed(self.failure(method, e).await)),
             },
+            _ = overlong.wait_for(|v| *v) => Err(Interrupted::Failed(overlong_failure())),
             _ = interrupts.recv() => Err(Interrupted::Failed(Failure::new(exit::CANCELLED, format!("interrupted during {method}")))),
         }
     }

@@ -3,7 +3,7 @@
 //! | code | meaning |
 //! | ---- | ------- |
 //! | 0    | the turn ended normally (`end_turn`) |
-//! | 1    | the agent answered with an error, sent a malformed message, speaks an unsupported protocol version, or needs authentication |
+//! | 1    | the agent answered with an error, sent a malformed answer or a message over the size limit (64 MiB), speaks an unsupported protocol version, or needs authentication |
 //! | 2    | usage error (bad arguments, empty prompt, bad config file) |
 //! | 3    | the agent refused (`refusal`) |
 //! | 4    | the agent hit a limit (`max_tokens` or `max_turn_requests`) |
@@ -35,7 +35,7 @@ pub const CANCELLED: u8 = 130;
 pub const HELP_TABLE: &str = "\
 Exit codes:
     0    the turn ended normally (end_turn)
-    1    agent error: error answer, malformed message, unsupported protocol version, authentication required
+    1    agent error: error answer, malformed answer, message over 64 MiB, unsupported protocol version, authentication required
     2    usage error
     3    the agent refused (refusal)
     4    the agent hit a limit (max_tokens, max_turn_requests)

@@ -1,7 +1,7 @@
 //! `acp`, a terminal client for the Agent Client Protocol.
 //!
 //! The binary's logic lives here so it can be tested: [`cli`] parses the
-//! arguments, [`config`] picks the agent, [`exec`] runs one headless prompt
+//! arguments, [`config`] picks the agent (and [`zed`] imports Zed's), [`exec`] runs one headless prompt
 //! turn, [`chat`] the interactive mode, and [`client::CliClient`] is the client side of the protocol
 //! (permissions, file system, terminals), rendering through
 //! [`render::Renderer`]. Exit codes are listed in [`exit`].
@@ -21,8 +21,10 @@ pub mod style;
 pub mod terminal;
 pub mod transcript;
 pub mod tty;
+pub mod wire;
+pub mod zed;
 
-use cli::{Cli, Command};
+use cli::{AgentsAction, Cli, Command};
 use config::Config;
 use exit::Failure;
 
@@ -32,12 +34,21 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         Some(path) => (Some(path.clone()), true),
         None => (config::default_config_path(), false),
     };
+    if let Command::Agents(cli::AgentsArgs {
+        action: Some(AgentsAction::ImportZed { settings }),
+    }) = &cli.command
+    {
+        let path = path.ok_or_else(|| {
+            Failure::usage("cannot find the config directory; name the config file with --config")
+        })?;
+        return zed::import(settings.as_deref(), &path);
+    }
     let config = match &path {
         Some(path) => Config::load(path, explicit)?,
         None => Config::default(),
     };
     match cli.command {
-        Command::Agents => {
+        Command::Agents(_) => {
             list_agents(&config, path.as_deref());
             Ok(exit::OK)
         }

@@ -162,3 +162,223 @@ fn an_elicitation_is_answered_in_chat() {
     s.expect("> ").unwrap();
     quit(s);
 }
+
+/// A sandbox whose agent has modes, config options, session listing,
+/// commands and usage (`ACP_TEST_AGENT_EXTRAS=1`), logging to `agent.log`.
+fn extras() -> (Sandbox, std::path::PathBuf) {
+    let sb = Sandbox::new();
+    let log = sb.dir.path().join("agent.log");
+    let sb = sb
+        .env("ACP_TEST_AGENT_EXTRAS", "1")
+        .env("ACP_TEST_AGENT_LOG", log.to_str().unwrap());
+    (sb, log)
+}
+
+#[test]
+fn mode_switch_shows_in_the_status_line_with_usage() {
+    let (sb, log) = extras();
+    let mut s = chat(&sb, &[]);
+    s.send_line("/mode").unwrap();
+    s.expect(
+        "Modes:\r\n * ask  Ask — Asks before every edit\r\n   auto  Auto — Edits without asking",
+    )
+    .unwrap();
+    s.expect("> ").unwrap();
+    s.send_line("first").unwrap();
+    s.expect("You said: first").unwrap();
+    s.expect("── mode ask · context 1000/20000 tokens (5%), cost 0.25 USD")
+        .unwrap();
+    s.expect("> ").unwrap();
+    s.send_line("/mode auto").unwrap();
+    // The agent's current_mode_update, then the answer to set_mode.
+    s.expect("[mode] auto").unwrap();
+    s.expect("Mode: auto").unwrap();
+    s.expect("> ").unwrap();
+    s.send_line("/mode nope").unwrap();
+    s.expect("error: no mode nope; the modes are ask, auto")
+        .unwrap();
+    s.expect("> ").unwrap();
+    s.send_line("second").unwrap();
+    s.expect("You said: second").unwrap();
+    s.expect("── mode auto · context 2000/20000 tokens (10%), cost 0.50 USD")
+        .unwrap();
+    s.expect("> ").unwrap();
+    s.send_line("/mode").unwrap();
+    s.expect("   ask  Ask — Asks before every edit\r\n * auto  Auto — Edits without asking")
+        .unwrap();
+    s.expect("> ").unwrap();
+    quit(s);
+    let log = read(&log);
+    assert!(log.lines().any(|l| l == "session/set_mode auto"), "{log}");
+    assert!(!log.contains("session/set_mode nope"), "{log}");
+}
+
+#[test]
+fn config_options_are_listed_set_and_toggled() {
+    let (sb, log) = extras();
+    let mut s = chat(&sb, &[]);
+    s.send_line("/config").unwrap();
+    s.expect(
+        "Config options:\r\n  model (Model): fast (one of fast, smart)\r\n  web (Web search): false (true or false)",
+    )
+    .unwrap();
+    s.expect("> ").unwrap();
+    // A select option alone is shown.
+    s.send_line("/config model").unwrap();
+    s.expect("model: fast (one of fast, smart)").unwrap();
+    s.expect("> ").unwrap();
+    s.send_line("/config model smart").unwrap();
+    s.expect("model: smart (one of fast, smart)").unwrap();
+    s.expect("> ").unwrap();
+    // A boolean without a value is toggled; on/off are accepted.
+    s.send_line("/config web").unwrap();
+    s.expect("web: true (true or false)").unwrap();
+    s.expect("> ").unwrap();
+    s.send_line("/config web off").unwrap();
+    s.expect("web: false (true or false)").unwrap();
+    s.expect("> ").unwrap();
+    s.send_line("/config model huge").unwrap();
+    s.expect("error: model takes one of fast, smart").unwrap();
+    s.expect("> ").unwrap();
+    s.send_line("/config nope 1").unwrap();
+    s.expect("error: no config option nope").unwrap();
+    s.expect("> ").unwrap();
+    // The listing shows what the agent answered.
+    s.send_line("/config").unwrap();
+    s.expect("model (Model): smart (one of fast, smart)")
+        .unwrap();
+    s.expect("> ").unwrap();
+    quit(s);
+    let log = read(&log);
+    let sets: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("session/set_config_option"))
+        .collect();
+    assert_eq!(
+        sets,
+        [
+            "session/set_config_option model smart",
+            "session/set_config_option web true",
+            "session/set_config_option web false",
+        ],
+        "{log}"
+    );
+}
+
+#[test]
+fn sessions_lists_every_page() {
+    let (sb, log) = extras();
+    let mut s = chat(&sb, &[]);
+    s.send_line("/sessions").unwrap();
+    s.expect(
+        "Sessions:\r\n   sess-a  Fix the parser  (2025-01-02T03:04:05Z)  /projects/demo\r\n   \
+         sess-b  Write docs  /projects/demo\r\n   sess-c  Old experiment  /projects/demo\r\n",
+    )
+    .unwrap();
+    s.expect("> ").unwrap();
+    quit(s);
+    let log = read(&log);
+    let lists: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("session/list"))
+        .collect();
+    assert_eq!(lists, ["session/list -", "session/list page-2"], "{log}");
+}
+
+#[test]
+fn sessions_without_the_capability_is_an_error() {
+    let sb = Sandbox::new();
+    let mut s = chat(&sb, &[]);
+    s.send_line("/sessions").unwrap();
+    s.expect("error: the agent does not list sessions").unwrap();
+    s.expect("> ").unwrap();
+    quit(s);
+}
+
+#[test]
+fn agent_commands_are_tab_completed_and_sent_as_prompts() {
+    let (sb, _log) = extras();
+    let mut s = chat(&sb, &[]);
+    // Any answer from the agent comes after the commands it sent right
+    // after session/new.
+    s.send_line("hello").unwrap();
+    s.expect("You said: hello").unwrap();
+    s.expect("> ").unwrap();
+    s.send_line("/help").unwrap();
+    s.expect("The agent's commands:\r\n  /review  Review the changes\r\n  /test which tests  Run the tests")
+        .unwrap();
+    s.expect("> ").unwrap();
+    s.send("/rev").unwrap();
+    s.send("\t").unwrap();
+    s.send_line("").unwrap();
+    s.expect("You said: /review").unwrap();
+    s.expect("> ").unwrap();
+    s.send("/te").unwrap();
+    s.send("\t").unwrap();
+    s.send_line("unit").unwrap();
+    s.expect("You said: /test unit").unwrap();
+    s.expect("> ").unwrap();
+    quit(s);
+}
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet).
+fn gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn a_second_ctrl_c_kills_an_agent_that_ignores_cancel() {
+    let sb = Sandbox::new();
+    let log = sb.dir.path().join("agent.log");
+    let sb = sb.env("ACP_TEST_AGENT_LOG", log.to_str().unwrap());
+    let mut s = chat(&sb, &[]);
+    s.send_line("stubborn").unwrap();
+    s.expect("tick 2").unwrap();
+    s.send(expectrl::ControlCode::EndOfText).unwrap();
+    s.expect("[cancel] cancelling the turn").unwrap();
+    // The agent goes on regardless.
+    s.expect(Regex("tick [0-9]+")).unwrap();
+    s.expect(Regex("tick [0-9]+")).unwrap();
+    s.send(expectrl::ControlCode::EndOfText).unwrap();
+    s.expect("acp: interrupted again: killed the agent")
+        .unwrap();
+    s.expect(Eof).unwrap();
+    let pid = s.get_process().pid();
+    let status = s.get_process_mut().wait().unwrap();
+    assert_eq!(status, WaitStatus::Exited(pid, 130));
+    let log = read(&log);
+    assert!(log.lines().any(|l| l == "session/cancel"), "{log}");
+    assert!(!log.lines().any(|l| l.starts_with("stop")), "{log}");
+    let agent: i32 = log
+        .lines()
+        .find_map(|l| l.strip_prefix("pid "))
+        .and_then(|p| p.parse().ok())
+        .expect("the agent logged its pid");
+    let started = std::time::Instant::now();
+    while !gone(agent) {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the agent {agent} is still running"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_message_over_the_size_limit_ends_the_chat_with_code_1() {
+    let sb = Sandbox::new();
+    let mut s = chat(&sb, &[]);
+    s.send_line("too-long").unwrap();
+    s.expect("acp: the agent sent a message longer than 64 MiB")
+        .unwrap();
+    s.expect(Eof).unwrap();
+    let pid = s.get_process().pid();
+    let status = s.get_process_mut().wait().unwrap();
+    assert_eq!(status, WaitStatus::Exited(pid, 1));
+}

@@ -6,35 +6,31 @@ use common::*;
 use std::io::Write;
 use std::process::Stdio;
 
+// The exact outputs live in tests/golden/ (see `assert_golden`; BLESS=1
+// rewrites them).
+
 #[test]
 fn text_output_golden() {
     let sb = Sandbox::new();
     let out = sb.exec(&["stream"]);
     assert_code(&out, 0);
-    assert_eq!(out.stdout, "Hello, world!\n");
-    assert_eq!(out.stderr, "[session] sess-1\n");
+    assert_golden_run("exec_stream", &out);
 }
 
 #[test]
-fn tool_calls_and_plans_are_summarised_on_stderr() {
+fn tool_calls_are_summarised_on_stderr() {
     let sb = Sandbox::new();
     let out = sb.exec(&["tool"]);
     assert_code(&out, 0);
-    assert_eq!(out.stdout, "Edited.\n");
-    assert_eq!(
-        out.stderr,
-        "[session] sess-1\n\
-         [tool] Edit notes.txt (edit, pending)\n    at $WORK/notes.txt:2\n    diff $WORK/notes.txt (+2 -1)\n\
-         [tool] Edit notes.txt: in_progress\n[tool] Edit notes.txt: completed\n"
-    );
+    assert_golden_run("exec_tool", &out);
+}
+
+#[test]
+fn plans_are_summarised_on_stderr() {
+    let sb = Sandbox::new();
     let out = sb.exec(&["plan"]);
     assert_code(&out, 0);
-    assert_eq!(out.stdout, "Planned.\n");
-    assert_eq!(
-        out.stderr,
-        "[session] sess-1\n[plan]\n  [~] Read the code\n  [ ] Change it\n  [ ] Run the tests\n\
-         [plan]\n  [x] Read the code\n  [x] Change it\n  [~] Run the tests\n"
-    );
+    assert_golden_run("exec_plan", &out);
 }
 
 #[test]
@@ -42,16 +38,24 @@ fn json_output_golden() {
     let sb = Sandbox::new();
     let out = sb.exec(&["--format", "json", "thought"]);
     assert_code(&out, 0);
-    let expected = [
-        r#"{"sessionId":"sess-1","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"Let me think. "}}}"#,
-        r#"{"sessionId":"sess-1","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"Done thinking."}}}"#,
-        r#"{"sessionId":"sess-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Thought about it.\n"}}}"#,
-        r#"{"sessionId":"sess-1","stopReason":"end_turn"}"#,
-    ];
-    assert_eq!(out.stdout, expected.join("\n") + "\n");
+    assert_golden_jsonl("exec_thought", &out.stdout);
+    assert_eq!(out.stderr, "[session] sess-1\n");
     // Thoughts are not part of the plain-text reply.
     let out = sb.exec(&["thought"]);
     assert_eq!(out.stdout, "Thought about it.\n");
+}
+
+#[test]
+fn json_output_has_commands_and_usage_updates() {
+    let sb = Sandbox::new().env("ACP_TEST_AGENT_EXTRAS", "1");
+    let out = sb.exec(&["--format", "json", "hi"]);
+    assert_code(&out, 0);
+    assert_golden_jsonl("exec_extras", &out.stdout);
+    // In text mode they are not shown.
+    let out = sb.exec(&["hi"]);
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "You said: hi\n");
+    assert_eq!(out.stderr, "[session] sess-1\n");
 }
 
 #[test]
@@ -225,14 +229,10 @@ fn session_load_and_resume() {
     assert_eq!(out.stdout, "Hello, world!\n");
     assert_eq!(out.stderr, "[session] old-1\n");
     assert!(read(&log).contains("session/load old-1"), "{}", read(&log));
+    // In JSON the replayed history is printed.
     let out = sb.exec(&["--format", "json", "--session", "old-2", "refuse"]);
     assert_code(&out, 3);
-    assert_eq!(
-        out.stdout,
-        "{\"sessionId\":\"old-2\",\"update\":{\"sessionUpdate\":\"user_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"earlier question\"}}}\n\
-         {\"sessionId\":\"old-2\",\"update\":{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"earlier answer\\n\"}}}\n\
-         {\"sessionId\":\"old-2\",\"stopReason\":\"refusal\"}\n"
-    );
+    assert_golden_jsonl("exec_load_replay", &out.stdout);
     let sb = sb.env("ACP_TEST_AGENT_RESUME", "1");
     let out = sb.exec(&["--session", "old-3", "stream"]);
     assert_code(&out, 0);
@@ -242,4 +242,33 @@ fn session_load_and_resume() {
         read(&log)
     );
     assert!(!read(&log).contains("session/load old-3"));
+    // Resume works without load too.
+    let sb = sb.env("ACP_TEST_AGENT_NO_LOAD", "1");
+    let out = sb.exec(&["--session", "old-4", "stream"]);
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "Hello, world!\n");
+    assert_eq!(out.stderr, "[session] old-4\n");
+    assert!(
+        read(&log).contains("session/resume old-4"),
+        "{}",
+        read(&log)
+    );
+}
+
+#[test]
+fn session_flag_with_an_agent_that_can_neither_load_nor_resume() {
+    let sb = Sandbox::new();
+    let log = sb.dir.path().join("agent.log");
+    let sb = sb
+        .env("ACP_TEST_AGENT_LOG", log.to_str().unwrap())
+        .env("ACP_TEST_AGENT_NO_LOAD", "1");
+    let out = sb.exec(&["--session", "old-1", "stream"]);
+    assert_code(&out, 1);
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr,
+        "acp: the agent can neither resume nor load sessions, so --session cannot be used with it\n"
+    );
+    let log = read(&log);
+    assert!(!log.contains("session/"), "no session was opened: {log}");
 }

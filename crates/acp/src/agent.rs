@@ -1,10 +1,10 @@
 //! The agent side: the [`Agent`] trait an agent implements, and the
 //! [`AgentSideConnection`] it uses to call the client.
 
+use crate::IoFuture;
 use crate::engine::{ConnectionOptions, Handler, HandlerFuture, RpcConnection, to_raw};
 use crate::error::ConnectionError;
 use crate::transport::Transport;
-use crate::IoFuture;
 use acp_schema::*;
 use futures::future::BoxFuture;
 use serde_json::value::RawValue;
@@ -415,13 +415,15 @@ impl<A: Agent> Handler for AgentHandler<A> {
             ClientRequest::Prompt(p) => {
                 let session = p.session_id.clone();
                 let generation = self.turns.begin(&session);
-                let turns = self.turns.clone();
+                // Built outside the future, so the turn ends even if the future
+                // is dropped before it is first polled (cancelled while queued).
+                let end = TurnEnd {
+                    turns: self.turns.clone(),
+                    session,
+                    generation,
+                };
                 respond(async move {
-                    let _end = TurnEnd {
-                        turns,
-                        session,
-                        generation,
-                    };
+                    let _end = end;
                     agent.prompt(p).await
                 })
             }
@@ -443,7 +445,9 @@ impl<A: Agent> Handler for AgentHandler<A> {
                     self.turns.cancel(&p.session_id);
                     Box::pin(async move { agent.cancel(p).await })
                 }
-                ClientNotification::Ext(p) => Box::pin(async move { agent.ext_notification(p).await }),
+                ClientNotification::Ext(p) => {
+                    Box::pin(async move { agent.ext_notification(p).await })
+                }
                 _ => return Err(Error::method_not_found()),
             };
         Ok(Box::pin(async move {

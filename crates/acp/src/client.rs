@@ -117,7 +117,10 @@ pub trait Client: Send + Sync + 'static {
     }
 
     /// An `_`-prefixed extension request.
-    fn ext_method(&self, args: ExtRequest) -> impl Future<Output = Result<ExtResponse, Error>> + Send {
+    fn ext_method(
+        &self,
+        args: ExtRequest,
+    ) -> impl Future<Output = Result<ExtResponse, Error>> + Send {
         let _ = args;
         async { Err(Error::method_not_found()) }
     }
@@ -162,12 +165,18 @@ impl ClientSideConnection {
     }
 
     /// `initialize`: negotiate the protocol version and capabilities.
-    pub async fn initialize(&self, request: InitializeRequest) -> Result<InitializeResponse, ConnectionError> {
+    pub async fn initialize(
+        &self,
+        request: InitializeRequest,
+    ) -> Result<InitializeResponse, ConnectionError> {
         self.rpc.request(request).await
     }
 
     /// `authenticate`: authenticate with one of the agent's methods.
-    pub async fn authenticate(&self, request: AuthenticateRequest) -> Result<AuthenticateResponse, ConnectionError> {
+    pub async fn authenticate(
+        &self,
+        request: AuthenticateRequest,
+    ) -> Result<AuthenticateResponse, ConnectionError> {
         self.rpc.request(request).await
     }
 
@@ -177,42 +186,66 @@ impl ClientSideConnection {
     }
 
     /// `session/new`: create a session.
-    pub async fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, ConnectionError> {
+    pub async fn new_session(
+        &self,
+        request: NewSessionRequest,
+    ) -> Result<NewSessionResponse, ConnectionError> {
         self.rpc.request(request).await
     }
 
     /// `session/load`: load a session; its history arrives as `session/update`s before this returns.
-    pub async fn load_session(&self, request: LoadSessionRequest) -> Result<LoadSessionResponse, ConnectionError> {
+    pub async fn load_session(
+        &self,
+        request: LoadSessionRequest,
+    ) -> Result<LoadSessionResponse, ConnectionError> {
         self.rpc.request(request).await
     }
 
     /// `session/list`: list the agent's sessions.
-    pub async fn list_sessions(&self, request: ListSessionsRequest) -> Result<ListSessionsResponse, ConnectionError> {
+    pub async fn list_sessions(
+        &self,
+        request: ListSessionsRequest,
+    ) -> Result<ListSessionsResponse, ConnectionError> {
         self.rpc.request(request).await
     }
 
     /// `session/resume`: resume a session without replaying history.
-    pub async fn resume_session(&self, request: ResumeSessionRequest) -> Result<ResumeSessionResponse, ConnectionError> {
+    pub async fn resume_session(
+        &self,
+        request: ResumeSessionRequest,
+    ) -> Result<ResumeSessionResponse, ConnectionError> {
         self.rpc.request(request).await
     }
 
     /// `session/close`: close a session.
-    pub async fn close_session(&self, request: CloseSessionRequest) -> Result<CloseSessionResponse, ConnectionError> {
+    pub async fn close_session(
+        &self,
+        request: CloseSessionRequest,
+    ) -> Result<CloseSessionResponse, ConnectionError> {
         self.rpc.request(request).await
     }
 
     /// `session/delete`: delete a session.
-    pub async fn delete_session(&self, request: DeleteSessionRequest) -> Result<DeleteSessionResponse, ConnectionError> {
+    pub async fn delete_session(
+        &self,
+        request: DeleteSessionRequest,
+    ) -> Result<DeleteSessionResponse, ConnectionError> {
         self.rpc.request(request).await
     }
 
     /// `session/set_mode`: switch the session's mode.
-    pub async fn set_session_mode(&self, request: SetSessionModeRequest) -> Result<SetSessionModeResponse, ConnectionError> {
+    pub async fn set_session_mode(
+        &self,
+        request: SetSessionModeRequest,
+    ) -> Result<SetSessionModeResponse, ConnectionError> {
         self.rpc.request(request).await
     }
 
     /// `session/set_config_option`: change a config option.
-    pub async fn set_session_config_option(&self, request: SetSessionConfigOptionRequest) -> Result<SetSessionConfigOptionResponse, ConnectionError> {
+    pub async fn set_session_config_option(
+        &self,
+        request: SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, ConnectionError> {
         self.rpc.request(request).await
     }
 
@@ -267,15 +300,29 @@ impl<C: Client> Handler for ClientHandler<C> {
     fn request(&self, method: &str, params: Option<&RawValue>) -> Result<HandlerFuture, Error> {
         let client = self.client.clone();
         Ok(match AgentRequest::decode(method, params)? {
-            AgentRequest::RequestPermission(p) => respond(async move { client.request_permission(p).await }),
+            AgentRequest::RequestPermission(p) => {
+                respond(async move { client.request_permission(p).await })
+            }
             AgentRequest::ReadTextFile(p) => respond(async move { client.read_text_file(p).await }),
-            AgentRequest::WriteTextFile(p) => respond(async move { client.write_text_file(p).await }),
-            AgentRequest::CreateTerminal(p) => respond(async move { client.create_terminal(p).await }),
-            AgentRequest::TerminalOutput(p) => respond(async move { client.terminal_output(p).await }),
-            AgentRequest::WaitForTerminalExit(p) => respond(async move { client.wait_for_terminal_exit(p).await }),
+            AgentRequest::WriteTextFile(p) => {
+                respond(async move { client.write_text_file(p).await })
+            }
+            AgentRequest::CreateTerminal(p) => {
+                respond(async move { client.create_terminal(p).await })
+            }
+            AgentRequest::TerminalOutput(p) => {
+                respond(async move { client.terminal_output(p).await })
+            }
+            AgentRequest::WaitForTerminalExit(p) => {
+                respond(async move { client.wait_for_terminal_exit(p).await })
+            }
             AgentRequest::KillTerminal(p) => respond(async move { client.kill_terminal(p).await }),
-            AgentRequest::ReleaseTerminal(p) => respond(async move { client.release_terminal(p).await }),
-            AgentRequest::CreateElicitation(p) => respond(async move { client.create_elicitation(p).await }),
+            AgentRequest::ReleaseTerminal(p) => {
+                respond(async move { client.release_terminal(p).await })
+            }
+            AgentRequest::CreateElicitation(p) => {
+                respond(async move { client.create_elicitation(p).await })
+            }
             AgentRequest::Ext(p) => Box::pin(async move { Ok(client.ext_method(p).await?.0) }),
             _ => return Err(Error::method_not_found()),
         })
@@ -295,7 +342,9 @@ impl<C: Client> Handler for ClientHandler<C> {
                 AgentNotification::CompleteElicitation(p) => {
                     Box::pin(async move { client.complete_elicitation(p).await })
                 }
-                AgentNotification::Ext(p) => Box::pin(async move { client.ext_notification(p).await }),
+                AgentNotification::Ext(p) => {
+                    Box::pin(async move { client.ext_notification(p).await })
+                }
                 _ => return Err(Error::method_not_found()),
             };
         Ok(Box::pin(async move {

@@ -45,9 +45,12 @@
 //! request, notification or response with -32600; a line over the size limit with
 //! -32600 and skipped. Unknown methods get -32601 (unknown notifications are
 //! logged at debug level and ignored); params that do not decode get -32602 with
-//! the field path in `data`. A response with an unknown id is logged and dropped.
+//! the field path in `data`. A response with an unknown id is logged and dropped;
+//! a malformed response is never answered (its id is ours, not the peer's) and
+//! fails the pending request it names.
 //! When the transport closes, every pending outgoing request fails at once with
 //! [`ConnectionError::Closed`] and every running incoming request is cancelled.
+//! Dropping the I/O future closes the connection the same way.
 
 use crate::codec::{DEFAULT_MAX_MESSAGE_SIZE, Frame, LineReader, LineWriter};
 use crate::error::ConnectionError;
@@ -59,8 +62,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
+use std::collections::{BTreeSet, HashMap};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -274,7 +276,8 @@ fn response_line(id: &RequestId, result: &Result<Box<RawValue>, Error>) -> Vec<u
     // Serialising these plain structs cannot fail: ids, raw JSON and error objects
     // with string keys only.
     serde_json::to_vec(&out).unwrap_or_else(|_| {
-        br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#.to_vec()
+        br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#
+            .to_vec()
     })
 }
 
@@ -323,9 +326,10 @@ impl RpcConnection {
         &self,
         request: acp_schema::ExtRequest,
     ) -> Result<acp_schema::ExtResponse, ConnectionError> {
-        let method: &'static str = Box::leak(Box::<str>::from(&*request.method));
-        // Extension method names are few and long-lived; leaking keeps `Pending`
-        // free of allocations on the hot path of typed requests.
+        // Extension method names are few and long-lived; leaking each distinct
+        // name once keeps `Pending` free of allocations on the hot path of typed
+        // requests.
+        let method = intern(&request.method);
         self.request_with(method, &request.params, |raw| {
             Ok(acp_schema::ExtResponse(raw.to_owned()))
         })
@@ -356,19 +360,21 @@ impl RpcConnection {
             let result = match payload {
                 Payload::Result(raw) => decode(raw).map_err(ConnectionError::Protocol),
                 Payload::Error(err) => Err(ConnectionError::Remote(err)),
-                Payload::Malformed(message) => Err(ConnectionError::Protocol(
-                    acp_schema::DecodeError {
+                Payload::Malformed(message) => {
+                    Err(ConnectionError::Protocol(acp_schema::DecodeError {
                         path: String::new(),
                         message,
-                    },
-                )),
+                    }))
+                }
                 Payload::Closed => Err(ConnectionError::Closed),
             };
             Box::new(move || {
                 let _ = tx.send(result);
             })
         });
-        let immediate = IN_NOTIFICATION.try_with(|c| *c == self.id()).unwrap_or(false);
+        let immediate = IN_NOTIFICATION
+            .try_with(|c| *c == self.id())
+            .unwrap_or(false);
         {
             let mut table = lock(&self.shared.pending);
             if table.closed {
@@ -494,9 +500,25 @@ impl RpcConnection {
         }
     }
 
-    fn reply_error(&self, id: RequestId, err: Error) {
-        self.send_from_reader(response_line(&id, &Err(err)));
+    /// Answers an incoming message with an error. The reader waits for room in
+    /// the outgoing queue, so a peer that floods us without reading our replies
+    /// is slowed down instead of growing our memory.
+    async fn reply_error(&self, id: RequestId, err: Error) {
+        let _ = self.shared.out_tx.send(response_line(&id, &Err(err))).await;
     }
+}
+
+/// The `'static` copy of an extension method name, leaked once per distinct name
+/// (not once per call).
+fn intern(name: &str) -> &'static str {
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = lock(&NAMES);
+    if let Some(known) = names.get(name) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(Box::<str>::from(name));
+    names.insert(leaked);
+    leaked
 }
 
 /// A connection that has a handle but no I/O yet.
@@ -511,7 +533,30 @@ impl Unstarted {
     /// happen; it ends when the connection closes.
     pub(crate) fn run(self, transport: Transport, handler: Arc<dyn Handler>) -> crate::IoFuture {
         let (reader, writer) = transport.into_parts();
-        Box::pin(run(self.conn, handler, reader, writer, self.out_rx, self.options))
+        // Dropping the I/O future, even unpolled, closes the connection: nothing
+        // would read responses any more, so pending requests must not wait.
+        let close_on_drop = CloseOnDrop(self.conn.clone());
+        Box::pin(async move {
+            let _close_on_drop = close_on_drop;
+            run(
+                self.conn,
+                handler,
+                reader,
+                writer,
+                self.out_rx,
+                self.options,
+            )
+            .await
+        })
+    }
+}
+
+/// Closes the connection when the I/O future is dropped (after it ended, a no-op).
+struct CloseOnDrop(RpcConnection);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.shutdown(None);
     }
 }
 
@@ -554,7 +599,9 @@ struct WaitingInNotification<'a>(&'a Shared);
 
 impl<'a> WaitingInNotification<'a> {
     fn new(shared: &'a Shared) -> Self {
-        shared.waiting_in_notification.fetch_add(1, Ordering::SeqCst);
+        shared
+            .waiting_in_notification
+            .fetch_add(1, Ordering::SeqCst);
         shared.waiting_changed.notify_waiters();
         WaitingInNotification(shared)
     }
@@ -562,7 +609,9 @@ impl<'a> WaitingInNotification<'a> {
 
 impl Drop for WaitingInNotification<'_> {
     fn drop(&mut self) {
-        self.0.waiting_in_notification.fetch_sub(1, Ordering::SeqCst);
+        self.0
+            .waiting_in_notification
+            .fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -709,7 +758,7 @@ async fn run(
                             "message of {size} bytes exceeds the limit of {} bytes",
                             options.max_message_size
                         )),
-                    );
+                    ).await;
                 }
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(ConnectionError::Io(Arc::new(e))),
@@ -741,7 +790,9 @@ impl Router {
             Incoming::Response(id, Err(err)) => self.on_response(id, Payload::Error(err)).await,
             Incoming::Unparsable(msg) => {
                 debug!(error = %msg, "unparsable line");
-                self.conn.reply_error(RequestId::Null, Error::parse_error().data(msg));
+                self.conn
+                    .reply_error(RequestId::Null, Error::parse_error().data(msg))
+                    .await;
             }
             Incoming::BadResponse(id, msg) => {
                 warn!(%id, error = %msg, "malformed response");
@@ -749,10 +800,12 @@ impl Router {
             }
             Incoming::Invalid(id, msg) => {
                 debug!(error = %msg, "invalid message");
-                self.conn.reply_error(
-                    id.unwrap_or(RequestId::Null),
-                    Error::invalid_request().data(msg),
-                );
+                self.conn
+                    .reply_error(
+                        id.unwrap_or(RequestId::Null),
+                        Error::invalid_request().data(msg),
+                    )
+                    .await;
             }
         }
     }
@@ -788,28 +841,28 @@ impl Router {
     }
 
     async fn on_request(&self, id: RequestId, method: &str, params: Option<&RawValue>) {
+        // Refuse a duplicate id before decoding: decoding has effects (a prompt
+        // registers its turn, replacing the running turn's cancellation token).
+        // Only the reader inserts ids, so the id is still free below.
+        if lock(&self.conn.shared.incoming).contains_key(&id) {
+            self.conn
+                .reply_error(
+                    id,
+                    Error::invalid_request().data("a request with this id is still running"),
+                )
+                .await;
+            return;
+        }
         let work = match self.handler.request(method, params) {
             Ok(work) => work,
             Err(err) => {
                 debug!(%method, %id, code = err.code.0, "request rejected");
-                self.conn.reply_error(id, err);
+                self.conn.reply_error(id, err).await;
                 return;
             }
         };
         let token = CancellationToken::new();
-        match lock(&self.conn.shared.incoming).entry(id.clone()) {
-            Entry::Occupied(_) => {
-                drop(work);
-                self.conn.reply_error(
-                    id,
-                    Error::invalid_request().data("a request with this id is still running"),
-                );
-                return;
-            }
-            Entry::Vacant(slot) => {
-                slot.insert(token.clone());
-            }
-        }
+        lock(&self.conn.shared.incoming).insert(id.clone(), token.clone());
         let span = debug_span!("acp.request", %method, %id);
         let conn = self.conn.clone();
         let task = async move {
@@ -830,7 +883,8 @@ impl Router {
         if self.lane_idle() {
             tokio::spawn(task);
         } else {
-            self.enqueue(|permit| Job::Start(Box::pin(task), permit)).await;
+            self.enqueue(|permit| Job::Start(Box::pin(task), permit))
+                .await;
         }
     }
 
@@ -962,10 +1016,23 @@ async fn write_lines(
         }
         writer.flush().await.map_err(io)?;
     }
-    // Closing: what was queued before the close still goes out.
-    while let Ok(line) = lines.try_recv() {
-        emit(&line);
-        writer.write_line(&line).await.map_err(io)?;
+    // Closing: what was queued before the close still goes out, unless the
+    // peer stops reading for longer than CLOSE_FLUSH_TIMEOUT.
+    let drain = async {
+        while let Ok(line) = lines.try_recv() {
+            emit(&line);
+            writer.write_line(&line).await.map_err(io)?;
+        }
+        writer.flush().await.map_err(io)
+    };
+    match tokio::time::timeout(CLOSE_FLUSH_TIMEOUT, drain).await {
+        Ok(result) => result,
+        Err(_) => {
+            warn!("the peer stopped reading; unsent output dropped at close");
+            Ok(())
+        }
     }
-    writer.flush().await.map_err(io)
 }
+
+/// How long closing waits for queued output to reach a peer that is not reading.
+const CLOSE_FLUSH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);

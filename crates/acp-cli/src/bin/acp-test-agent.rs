@@ -20,14 +20,31 @@
 //! | `blocks` | describes the prompt's content blocks |
 //! | `elicit` | asks for input with `elicitation/create`; reports the action |
 //! | `garbage` | writes a line that is not JSON to stdout, then "still here" |
+//! | `stubborn` | "tick N" every 100 ms for 30 s, ignoring `session/cancel` |
+//! | `bad-update` | writes a `session/update` whose content is not a content block, then "still here" |
+//! | `huge N` | one message chunk of N `x` characters and a newline |
+//! | `too-long` | writes a `session/update` line longer than 64 MiB, then "still here" |
+//! | `hangup` | one chunk, then closes its stdout and blocks for 60 s (alive, but silent) |
 //! | anything else | "You said: TEXT" |
 //!
 //! Environment: `ACP_TEST_AGENT_LOG=FILE` appends each method received to
-//! FILE; `ACP_TEST_AGENT_REQUIRE_AUTH=1` makes `session/new` fail with
-//! `auth_required` until `authenticate` with `test-login`;
-//! `ACP_TEST_AGENT_PROTOCOL=N` answers `initialize` with version N;
-//! `ACP_TEST_AGENT_EMBEDDED=1` advertises embedded context;
-//! `ACP_TEST_AGENT_RESUME=1` advertises `session/resume`.
+//! FILE (and `pid N` at `initialize`); `ACP_TEST_AGENT_REQUIRE_AUTH=1` makes
+//! `session/new` fail with `auth_required` until `authenticate` with
+//! `test-login`; `ACP_TEST_AGENT_PROTOCOL=N` answers `initialize` with
+//! version N; `ACP_TEST_AGENT_EMBEDDED=1` advertises embedded context;
+//! `ACP_TEST_AGENT_RESUME=1` advertises `session/resume`;
+//! `ACP_TEST_AGENT_NO_LOAD=1` does not advertise `session/load`.
+//!
+//! `ACP_TEST_AGENT_EXTRAS=1` turns on the session extras: `session/new`
+//! answers with the modes `ask` (current) and `auto` and the config options
+//! `model` (a select: `fast` (current) or `smart`) and `web` (a boolean,
+//! false), and is followed by an `available_commands_update` (`/review`,
+//! `/test` with an input hint); `session/set_mode` sends a
+//! `current_mode_update`; `session/set_config_option` answers every option
+//! and sends a `config_option_update`; `session/list` is advertised and
+//! answers two pages (`sess-a`, `sess-b`, then `sess-c`); every turn ends
+//! with a `usage_update` (1000 tokens more per turn of 20000, cost 0.25 USD
+//! per turn).
 
 use acp::schema::*;
 use acp::{Agent, AgentSideConnection, Transport};
@@ -41,6 +58,69 @@ struct TestAgent {
     sessions: AtomicU64,
     authenticated: AtomicBool,
     cwds: Mutex<std::collections::HashMap<SessionId, String>>,
+    extras: Mutex<Extras>,
+}
+
+/// The state of the session extras (`ACP_TEST_AGENT_EXTRAS=1`), shared by
+/// every session of the process.
+struct Extras {
+    mode: String,
+    model: String,
+    web: bool,
+    turns: u64,
+}
+
+impl Default for Extras {
+    fn default() -> Self {
+        Extras {
+            mode: "ask".to_owned(),
+            model: "fast".to_owned(),
+            web: false,
+            turns: 0,
+        }
+    }
+}
+
+impl Extras {
+    fn modes(&self) -> SessionModeState {
+        SessionModeState::new(
+            self.mode.as_str(),
+            vec![
+                SessionMode::new("ask", "Ask").description("Asks before every edit"),
+                SessionMode::new("auto", "Auto").description("Edits without asking"),
+            ],
+        )
+    }
+
+    fn config_options(&self) -> Vec<SessionConfigOption> {
+        vec![
+            SessionConfigOption::select(
+                "model",
+                "Model",
+                self.model.as_str(),
+                vec![
+                    SessionConfigSelectOption::new("fast", "Fast model"),
+                    SessionConfigSelectOption::new("smart", "Smart model"),
+                ],
+            ),
+            SessionConfigOption::boolean("web", "Web search", self.web),
+        ]
+    }
+}
+
+/// A line longer than the client's 64 MiB limit.
+const TOO_LONG: usize = 64 * 1024 * 1024 + 16;
+
+fn extras_on() -> bool {
+    env_flag("ACP_TEST_AGENT_EXTRAS")
+}
+
+/// Writes one raw line to stdout, bypassing the connection.
+fn write_raw(line: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(line);
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
 }
 
 fn env_flag(name: &str) -> bool {
@@ -301,12 +381,52 @@ impl TestAgent {
                 self.say(s, &format!("elicitation: {action}\n")).await?;
             }
             "garbage" => {
-                {
-                    let mut out = std::io::stdout().lock();
-                    let _ = out.write_all(b"this is not json\n");
-                    let _ = out.flush();
-                }
+                write_raw(b"this is not json");
                 self.say(s, "still here\n").await?;
+            }
+            "stubborn" => {
+                for tick in 1..=300 {
+                    self.say(s, &format!("tick {tick}\n")).await?;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+            "bad-update" => {
+                let line = serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "method": "session/update",
+                    "params": {
+                        "sessionId": s.to_string(),
+                        "update": {"sessionUpdate": "agent_message_chunk", "content": 42},
+                    },
+                });
+                write_raw(line.to_string().as_bytes());
+                self.say(s, "still here\n").await?;
+            }
+            "huge" => {
+                let size = arg(1).parse::<usize>().unwrap_or(1 << 20);
+                self.say(s, &format!("{}\n", "x".repeat(size))).await?;
+            }
+            "too-long" => {
+                let head = format!(
+                    r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"{s}","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":""#
+                );
+                let mut line = Vec::with_capacity(TOO_LONG + 64);
+                line.extend_from_slice(head.as_bytes());
+                line.resize(TOO_LONG, b'x');
+                line.extend_from_slice(br#""}}}}"#);
+                write_raw(&line);
+                self.say(s, "still here\n").await?;
+            }
+            "hangup" => {
+                self.say(s, "hanging up\n").await?;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                eprintln!("test-agent: closing stdout");
+                if let Ok(null) = std::fs::File::open("/dev/null") {
+                    let _ = nix::unistd::dup2_stdout(&null);
+                }
+                // Block the runtime, so that the closed stdin does not end
+                // the process either: the agent stays alive but silent.
+                std::thread::sleep(Duration::from_secs(60));
             }
             _ => self.say(s, &format!("You said: {text}\n")).await?,
         }
@@ -324,6 +444,7 @@ fn describe(e: &acp::ConnectionError) -> String {
 impl Agent for TestAgent {
     async fn initialize(&self, _: InitializeRequest) -> Result<InitializeResponse, Error> {
         log("initialize");
+        log(&format!("pid {}", std::process::id()));
         let version = std::env::var("ACP_TEST_AGENT_PROTOCOL")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -333,8 +454,11 @@ impl Agent for TestAgent {
         if env_flag("ACP_TEST_AGENT_RESUME") {
             session_caps = session_caps.resume(SessionResumeCapabilities::new());
         }
+        if extras_on() {
+            session_caps = session_caps.list(SessionListCapabilities::new());
+        }
         let caps = AgentCapabilities::new()
-            .load_session(true)
+            .load_session(!env_flag("ACP_TEST_AGENT_NO_LOAD"))
             .prompt_capabilities(
                 PromptCapabilities::new().embedded_context(env_flag("ACP_TEST_AGENT_EMBEDDED")),
             )
@@ -373,7 +497,98 @@ impl Agent for TestAgent {
             self.sessions.fetch_add(1, Ordering::Relaxed) + 1
         ));
         self.cwds.lock().unwrap().insert(id.clone(), req.cwd);
-        Ok(NewSessionResponse::new(id))
+        if !extras_on() {
+            return Ok(NewSessionResponse::new(id));
+        }
+        // The commands follow the answer, as the protocol has it.
+        let conn = self.conn.clone();
+        let session = id.clone();
+        tokio::spawn(async move {
+            let commands = vec![
+                AvailableCommand::new("review", "Review the changes"),
+                AvailableCommand::new("test", "Run the tests")
+                    .input(UnstructuredCommandInput::new("which tests")),
+            ];
+            let update =
+                SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands));
+            let _ = conn
+                .session_notification(SessionNotification::new(session, update))
+                .await;
+        });
+        let extras = self.extras.lock().unwrap();
+        Ok(NewSessionResponse::new(id)
+            .modes(extras.modes())
+            .config_options(extras.config_options()))
+    }
+
+    async fn list_sessions(&self, req: ListSessionsRequest) -> Result<ListSessionsResponse, Error> {
+        log(&format!(
+            "session/list {}",
+            req.cursor.as_deref().unwrap_or("-")
+        ));
+        if !extras_on() {
+            return Err(Error::method_not_found());
+        }
+        let cwd = "/projects/demo";
+        Ok(match req.cursor.as_deref() {
+            None => ListSessionsResponse::new(vec![
+                SessionInfo::new("sess-a", cwd)
+                    .title("Fix the parser")
+                    .updated_at("2025-01-02T03:04:05Z"),
+                SessionInfo::new("sess-b", cwd).title("Write docs"),
+            ])
+            .next_cursor("page-2"),
+            Some("page-2") => ListSessionsResponse::new(vec![
+                SessionInfo::new("sess-c", cwd).title("Old experiment"),
+            ]),
+            Some(_) => return Err(Error::new(ErrorCode::INVALID_PARAMS, "unknown cursor")),
+        })
+    }
+
+    async fn set_session_mode(
+        &self,
+        req: SetSessionModeRequest,
+    ) -> Result<SetSessionModeResponse, Error> {
+        log(&format!("session/set_mode {}", req.mode_id));
+        let id = req.mode_id.to_string();
+        if !extras_on() || !["ask", "auto"].contains(&id.as_str()) {
+            return Err(Error::new(ErrorCode::INVALID_PARAMS, "unknown mode"));
+        }
+        self.extras.lock().unwrap().mode = id.clone();
+        let update = SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(id));
+        self.send(&req.session_id, update).await?;
+        Ok(SetSessionModeResponse::default())
+    }
+
+    async fn set_session_config_option(
+        &self,
+        req: SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, Error> {
+        let value = match &req.value {
+            SessionConfigValue::ValueId(v) => v.to_string(),
+            SessionConfigValue::Boolean(b) => b.to_string(),
+            _ => "?".to_owned(),
+        };
+        log(&format!(
+            "session/set_config_option {} {value}",
+            req.config_id
+        ));
+        let options = {
+            let mut extras = self.extras.lock().unwrap();
+            match (req.config_id.to_string().as_str(), &req.value) {
+                ("model", SessionConfigValue::ValueId(v))
+                    if ["fast", "smart"].contains(&v.to_string().as_str()) =>
+                {
+                    extras.model = v.to_string();
+                }
+                ("web", SessionConfigValue::Boolean(b)) => extras.web = *b,
+                _ => return Err(Error::new(ErrorCode::INVALID_PARAMS, "bad config option")),
+            }
+            extras.config_options()
+        };
+        let update = SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(options.clone()));
+        self.send(&req.session_id, update).await?;
+        Ok(SetSessionConfigOptionResponse::new(options))
     }
 
     async fn load_session(&self, req: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
@@ -404,6 +619,17 @@ impl Agent for TestAgent {
     async fn prompt(&self, req: PromptRequest) -> Result<PromptResponse, Error> {
         log("session/prompt");
         let stop = self.turn(&req.session_id, &req).await?;
+        if extras_on() {
+            let turns = {
+                let mut extras = self.extras.lock().unwrap();
+                extras.turns += 1;
+                extras.turns
+            };
+            let usage =
+                UsageUpdate::new(1000 * turns, 20_000).cost(Cost::new(0.25 * turns as f64, "USD"));
+            self.send(&req.session_id, SessionUpdate::UsageUpdate(usage))
+                .await?;
+        }
         log(&format!("stop {stop}"));
         Ok(PromptResponse::new(stop))
     }
@@ -421,6 +647,7 @@ async fn main() {
         sessions: AtomicU64::new(0),
         authenticated: AtomicBool::new(false),
         cwds: Mutex::new(Default::default()),
+        extras: Mutex::new(Extras::default()),
     })
     .await;
     if let Err(e) = result {

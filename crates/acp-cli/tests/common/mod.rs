@@ -109,3 +109,106 @@ pub fn assert_code(out: &Output, code: i32) {
 pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
+
+/// The folder of the golden files: `tests/golden/`.
+pub fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+/// Whether `BLESS=1` asks for the golden files to be rewritten.
+pub fn bless_requested() -> bool {
+    std::env::var_os("BLESS").is_some_and(|v| v == "1")
+}
+
+/// Compares `actual` (already scrubbed of sandbox paths) with the golden
+/// file `tests/golden/NAME`, byte for byte. With `BLESS=1` a missing or
+/// different file is rewritten, and the test fails all the same: a run
+/// that blessed anything never passes, so CI cannot pass by blessing.
+pub fn assert_golden(name: &str, actual: &str) {
+    if let Err(message) = check_golden(&golden_dir().join(name), actual, bless_requested()) {
+        panic!("{message}");
+    }
+}
+
+/// Checks `actual` against the golden file at `path`; `bless` rewrites a
+/// missing or different file (and still returns an error).
+pub fn check_golden(path: &Path, actual: &str, bless: bool) -> Result<(), String> {
+    let expected = match std::fs::read(path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot read golden file {}: {e}", path.display())),
+    };
+    if expected.as_deref() == Some(actual.as_bytes()) {
+        return Ok(());
+    }
+    let shown = path.display();
+    if bless {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        std::fs::write(path, actual).map_err(|e| format!("cannot write {shown}: {e}"))?;
+        let was = if expected.is_some() {
+            "different"
+        } else {
+            "missing"
+        };
+        return Err(format!(
+            "golden file {shown} was {was}; BLESS=1 rewrote it. Review it (git diff), then run the \
+             tests again without BLESS: a run that blesses always fails."
+        ));
+    }
+    match expected {
+        None => Err(format!(
+            "golden file {shown} is missing; run the tests with BLESS=1 to write it, then review it.\n\
+             --- actual output\n{actual}"
+        )),
+        Some(bytes) => {
+            let expected = String::from_utf8_lossy(&bytes);
+            let diff = similar::TextDiff::from_lines(expected.as_ref(), actual)
+                .unified_diff()
+                .header("expected (golden file)", "actual")
+                .to_string();
+            Err(format!(
+                "output differs from golden file {shown}:\n{diff}\
+                 If the change is intended, run the tests with BLESS=1 and review the diff."
+            ))
+        }
+    }
+}
+
+/// Compares a run's standard output and standard error with the golden
+/// files `NAME.stdout.txt` and `NAME.stderr.txt` (both are checked, and
+/// blessed, before a failure is reported).
+pub fn assert_golden_run(name: &str, out: &Output) {
+    let bless = bless_requested();
+    let failures: Vec<String> = [("stdout", &out.stdout), ("stderr", &out.stderr)]
+        .into_iter()
+        .filter_map(|(stream, text)| {
+            check_golden(
+                &golden_dir().join(format!("{name}.{stream}.txt")),
+                text,
+                bless,
+            )
+            .err()
+        })
+        .collect();
+    if !failures.is_empty() {
+        panic!("{}", failures.join("\n\n"));
+    }
+}
+
+/// Compares JSON-lines output with the golden file `NAME.jsonl`, after
+/// checking that every line is a JSON object.
+pub fn assert_golden_jsonl(name: &str, stdout: &str) {
+    assert!(
+        stdout.ends_with('\n'),
+        "JSON lines end with a newline: {stdout:?}"
+    );
+    for line in stdout.lines() {
+        let value: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert!(value.is_object(), "not a JSON object: {line}");
+    }
+    assert_golden(&format!("{name}.jsonl"), stdout);
+}
