@@ -16,11 +16,16 @@ use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::watch;
 
-/// How long the agent gets to answer `initialize`.
-pub const INIT_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the agent gets to answer `initialize`: long, because launchers such
+/// as `npx` or `cargo run` may download or compile the agent first.
+pub const INIT_TIMEOUT: Duration = Duration::from_secs(600);
+/// When to tell the user that `initialize` is taking a while.
+const INIT_NOTICE: Duration = Duration::from_secs(15);
 /// After Ctrl-C, how long to wait for the turn to end as `cancelled`
 /// before the agent is killed.
 pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
+/// How long a finished session waits for the agent to exit once its input closes.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How many of the agent's last stderr lines a crash report shows.
 const CRASH_TAIL: usize = 10;
 
@@ -236,10 +241,21 @@ impl Session {
         let init = InitializeRequest::new(ProtocolVersion::LATEST)
             .client_capabilities(capabilities)
             .client_info(Implementation::new("acp", env!("CARGO_PKG_VERSION")));
-        let init = tokio::time::timeout(
-            INIT_TIMEOUT,
-            self.step("initialize", interrupts, conn.initialize(init)),
-        )
+        let notice = async {
+            tokio::time::sleep(INIT_NOTICE).await;
+            eprintln!(
+                "acp: waiting for the agent to answer initialize (it may still be installing \
+                 or compiling; Ctrl-C gives up)"
+            );
+            std::future::pending::<std::convert::Infallible>().await
+        };
+        let answer = self.step("initialize", interrupts, conn.initialize(init));
+        let init = tokio::time::timeout(INIT_TIMEOUT, async {
+            tokio::select! {
+                answer = answer => answer,
+                never = notice => match never {},
+            }
+        })
         .await
         .map_err(|_| {
             Failure::agent(format!(
@@ -509,7 +525,12 @@ impl Session {
         if let Some(conn) = &self.conn {
             conn.close();
         }
-        let _ = self.process.shutdown().await;
+        // Closing the connection closes the agent's stdin; give it a moment to
+        // save its state and exit on its own before it is signalled.
+        let exited = tokio::time::timeout(EXIT_GRACE, self.process.wait()).await;
+        if !matches!(exited, Ok(Ok(_))) {
+            let _ = self.process.shutdown().await;
+        }
     }
 }
 

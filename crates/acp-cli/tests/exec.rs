@@ -190,7 +190,9 @@ fn agents_from_the_config_file() {
 
 #[test]
 fn auth_required_lists_methods_and_auth_flag_logs_in() {
-    let sb = Sandbox::new().env("ACP_TEST_AGENT_REQUIRE_AUTH", "1");
+    let sb = Sandbox::new()
+        .env("ACP_TEST_AGENT_REQUIRE_AUTH", "1")
+        .env("ACP_TEST_AGENT_TERMINAL_AUTH", "1");
     let out = sb.exec(&["stream"]);
     assert_code(&out, 1);
     assert_eq!(

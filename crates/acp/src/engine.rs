@@ -316,7 +316,7 @@ impl RpcConnection {
     /// for it to the peer.
     pub async fn request<R: Request>(&self, params: R) -> Result<R::Response, ConnectionError> {
         self.request_with(R::METHOD, &params, |raw| {
-            acp_schema::decode::<R::Response>(raw.get())
+            acp_schema::decode::<R::Response>(acp_schema::params_text(Some(raw)))
         })
         .await
     }

@@ -33,7 +33,9 @@
 //! `test-login`; `ACP_TEST_AGENT_PROTOCOL=N` answers `initialize` with
 //! version N; `ACP_TEST_AGENT_EMBEDDED=1` advertises embedded context;
 //! `ACP_TEST_AGENT_RESUME=1` advertises `session/resume`;
-//! `ACP_TEST_AGENT_NO_LOAD=1` does not advertise `session/load`.
+//! `ACP_TEST_AGENT_NO_LOAD=1` does not advertise `session/load`;
+//! `ACP_TEST_AGENT_TERMINAL_AUTH=1` offers terminal auth even to a client that
+//! did not advertise `auth.terminal`.
 //!
 //! `ACP_TEST_AGENT_EXTRAS=1` turns on the session extras: `session/new`
 //! answers with the modes `ask` (current) and `auto` and the config options
@@ -442,7 +444,7 @@ fn describe(e: &acp::ConnectionError) -> String {
 }
 
 impl Agent for TestAgent {
-    async fn initialize(&self, _: InitializeRequest) -> Result<InitializeResponse, Error> {
+    async fn initialize(&self, request: InitializeRequest) -> Result<InitializeResponse, Error> {
         log("initialize");
         log(&format!("pid {}", std::process::id()));
         let version = std::env::var("ACP_TEST_AGENT_PROTOCOL")
@@ -463,15 +465,17 @@ impl Agent for TestAgent {
                 PromptCapabilities::new().embedded_context(env_flag("ACP_TEST_AGENT_EMBEDDED")),
             )
             .session_capabilities(session_caps);
-        let methods = vec![
-            AuthMethod::from(
-                AuthMethodAgent::new("test-login", "Test login").description("Logs in a test user"),
-            ),
-            AuthMethod::from(
+        let mut methods = vec![AuthMethod::from(
+            AuthMethodAgent::new("test-login", "Test login").description("Logs in a test user"),
+        )];
+        // Terminal auth may only be offered to clients that can run it;
+        // ACP_TEST_AGENT_TERMINAL_AUTH=1 plays an agent that offers it anyway.
+        if request.client_capabilities.auth.terminal || env_flag("ACP_TEST_AGENT_TERMINAL_AUTH") {
+            methods.push(AuthMethod::from(
                 AuthMethodTerminal::new("tui-login", "Terminal login")
                     .args(vec!["--login".to_owned()]),
-            ),
-        ];
+            ));
+        }
         Ok(InitializeResponse::new(version)
             .agent_capabilities(caps)
             .auth_methods(methods)
