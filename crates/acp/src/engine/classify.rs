@@ -1,0 +1,105 @@
+//! Parsing one incoming line into a request, notification or response
+//! without copying its params.
+
+use super::*;
+
+/// The envelope of any incoming message; params and results stay borrowed.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<RequestId>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present_raw")]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<Error>,
+}
+
+/// A present `"id": null` is `Some(RequestId::Null)`, unlike an absent id.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RequestId>, D::Error> {
+    RequestId::deserialize(d).map(Some)
+}
+
+/// A present `"result": null` is `Some("null")`, unlike an absent result.
+fn present_raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// What the reader makes of one line.
+pub(super) enum Incoming<'a> {
+    Request(RequestId, Cow<'a, str>, Option<&'a RawValue>),
+    Notification(Cow<'a, str>, Option<&'a RawValue>),
+    Response(RequestId, Result<&'a RawValue, Error>),
+    /// Not JSON: answer -32700.
+    Unparsable(String),
+    /// JSON, but not a message: answer -32600 (with the id, when one could be read).
+    Invalid(Option<RequestId>, String),
+    /// Shaped like a response (no `method`), but malformed: fail the pending request.
+    BadResponse(RequestId, String),
+}
+
+pub(super) fn classify(line: &[u8]) -> Incoming<'_> {
+    // Only an object is a message. Serde would also read an array into the
+    // envelope, by position: `["2.0",7,"logout"]` must not run as a request.
+    if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return match serde_json::from_slice::<serde::de::IgnoredAny>(line) {
+            Ok(_) => Incoming::Invalid(None, "a message must be a JSON object".into()),
+            Err(e) => Incoming::Unparsable(strip_position(&e.to_string())),
+        };
+    }
+    let env: Envelope<'_> = match serde_json::from_slice(line) {
+        Ok(env) => env,
+        Err(e) if e.is_data() => {
+            // Valid JSON of the wrong shape: try to recover an id to answer.
+            let value = serde_json::from_slice::<serde_json::Value>(line).ok();
+            let get = |key: &str| value.as_ref().and_then(|v| v.get(key));
+            let id = get("id").and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+            let msg = strip_position(&e.to_string());
+            let response_like =
+                get("method").is_none() && (get("result").is_some() || get("error").is_some());
+            return match id {
+                Some(id) if response_like => Incoming::BadResponse(id, msg),
+                id => Incoming::Invalid(id, msg),
+            };
+        }
+        Err(e) => return Incoming::Unparsable(strip_position(&e.to_string())),
+    };
+    // A malformed response is never answered: its id is one of ours, and an
+    // error reply carrying it would read as the answer to the peer's own request.
+    let response_like = env.method.is_none() && (env.result.is_some() || env.error.is_some());
+    if env.jsonrpc.as_deref() != Some("2.0") {
+        let msg = "`jsonrpc` must be \"2.0\"".to_string();
+        return match env.id {
+            Some(id) if response_like => Incoming::BadResponse(id, msg),
+            id => Incoming::Invalid(id, msg),
+        };
+    }
+    match (env.method, env.id, env.result, env.error) {
+        (Some(method), Some(id), None, None) => Incoming::Request(id, method, env.params),
+        (Some(method), None, None, None) => Incoming::Notification(method, env.params),
+        (None, Some(id), Some(result), None) => Incoming::Response(id, Ok(result)),
+        (None, Some(id), None, Some(error)) => Incoming::Response(id, Err(error)),
+        (None, Some(id), Some(_), Some(_)) => Incoming::BadResponse(
+            id,
+            "a response has either `result` or `error`, not both".into(),
+        ),
+        (Some(_), id, _, _) => Incoming::Invalid(id, "a request has no `result` or `error`".into()),
+        (None, id, None, None) => Incoming::Invalid(
+            id,
+            "not a request, notification or response: no `method`, `result` or `error`".into(),
+        ),
+        (None, None, _, _) => Incoming::Invalid(None, "a response needs an `id`".into()),
+    }
+}
+
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
