@@ -85,6 +85,11 @@ fn strip_position(msg: &str) -> &str {
 /// assert_eq!(err.path, "update.content.text");
 /// ```
 pub fn decode<T: DeserializeOwned>(json: &str) -> Result<T, DecodeError> {
+    // Fast path: most input is valid, and tracking the path costs time on every
+    // field. Only a failure is decoded again, with tracking, to name the field.
+    if let Ok(value) = serde_json::from_str(json) {
+        return Ok(value);
+    }
     let mut de = serde_json::Deserializer::from_str(json);
     let value = serde_path_to_error::deserialize(&mut de).map_err(DecodeError::from_tracked)?;
     de.end().map_err(|e| DecodeError {

@@ -264,6 +264,14 @@ impl AgentSideConnection {
         self.turns.token(session)
     }
 
+    /// Runs `work` right after the response of the request being handled is
+    /// queued (see [`RpcConnection::after_response`]): for example the
+    /// `available_commands_update` of a session that `session/new` just created,
+    /// which the client can only place once it knows the session id.
+    pub fn after_response(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
+        self.rpc.after_response(work)
+    }
+
     /// `session/update`: streams progress to the client.
     pub async fn session_notification(
         &self,

@@ -54,12 +54,18 @@ impl Transport {
     /// Nothing else in the process may write to standard output, or the
     /// protocol stream is corrupted: send logs to standard error.
     ///
-    /// Tokio reads standard input on a blocking thread that cannot be
-    /// interrupted, so shutting down the runtime may wait until the editor
-    /// closes the pipe; an agent that wants to stop earlier should exit the
+    /// When standard input and output are pipes or sockets (as an editor
+    /// sets them up) and a Tokio runtime is running, they are switched to
+    /// non-blocking mode and driven by the runtime's reactor: no thread
+    /// hand-off per read or write. Anything else (a terminal, a file) goes
+    /// through Tokio's blocking stdin/stdout, which reads on a thread that
+    /// cannot be interrupted: shutting down the runtime may then wait until the
+    /// input closes, so an agent that wants to stop earlier should exit the
     /// process.
     pub fn stdio() -> Self {
-        Self::new(tokio::io::stdin(), tokio::io::stdout())
+        let reader = nonblocking::stdin().unwrap_or_else(|| Box::pin(tokio::io::stdin()));
+        let writer = nonblocking::stdout().unwrap_or_else(|| Box::pin(tokio::io::stdout()));
+        Transport { reader, writer }
     }
 
     /// Use this for testing: two ends of an in-memory connection.
@@ -76,6 +82,56 @@ impl Transport {
     /// Splits the transport into its reader and writer.
     pub fn into_parts(self) -> (BoxedReader, BoxedWriter) {
         (self.reader, self.writer)
+    }
+}
+
+/// Standard input and output as non-blocking pipes or sockets, where possible.
+mod nonblocking {
+    use super::{BoxedReader, BoxedWriter};
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::os::unix::fs::FileTypeExt;
+    use tokio::net::unix::pipe;
+
+    enum Kind {
+        Pipe,
+        Socket,
+    }
+
+    /// A duplicate of `fd` and what it is, if it is a pipe or a socket and a
+    /// runtime is there to drive it.
+    fn classify(fd: impl AsFd) -> Option<(OwnedFd, Kind)> {
+        tokio::runtime::Handle::try_current().ok()?;
+        let owned = fd.as_fd().try_clone_to_owned().ok()?;
+        let file = std::fs::File::from(owned);
+        let kind = file.metadata().ok()?.file_type();
+        let kind = if kind.is_fifo() {
+            Kind::Pipe
+        } else if kind.is_socket() {
+            Kind::Socket
+        } else {
+            return None;
+        };
+        Some((OwnedFd::from(file), kind))
+    }
+
+    fn socket(fd: OwnedFd) -> Option<tokio::net::UnixStream> {
+        let stream = std::os::unix::net::UnixStream::from(fd);
+        stream.set_nonblocking(true).ok()?;
+        tokio::net::UnixStream::from_std(stream).ok()
+    }
+
+    pub(super) fn stdin() -> Option<BoxedReader> {
+        match classify(std::io::stdin())? {
+            (fd, Kind::Pipe) => Some(Box::pin(pipe::Receiver::from_owned_fd(fd).ok()?)),
+            (fd, Kind::Socket) => Some(Box::pin(socket(fd)?)),
+        }
+    }
+
+    pub(super) fn stdout() -> Option<BoxedWriter> {
+        match classify(std::io::stdout())? {
+            (fd, Kind::Pipe) => Some(Box::pin(pipe::Sender::from_owned_fd(fd).ok()?)),
+            (fd, Kind::Socket) => Some(Box::pin(socket(fd)?)),
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 mod support;
 
 use acp::schema::*;
-use acp::{Agent, AgentSideConnection, Client};
+use acp::{Agent, AgentSideConnection, Client, ConnectionOptions};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -273,4 +273,55 @@ async fn client_notifications_reach_the_agent_in_order() {
     }
     within("all notifications", sink.1.notified()).await;
     assert_eq!(*sink.0.lock().unwrap(), numbers(2000));
+}
+
+/// An agent that announces something after answering `session/new`, and tries
+/// to after a failing `session/load`.
+struct Announcer(AgentSideConnection);
+
+impl Agent for Announcer {
+    async fn new_session(&self, _: NewSessionRequest) -> Result<NewSessionResponse, Error> {
+        let conn = self.0.clone();
+        self.0.after_response(async move {
+            let update = SessionUpdate::agent_message("after the response");
+            let _ = conn
+                .session_notification(SessionNotification::new("s-1", update))
+                .await;
+        });
+        Ok(NewSessionResponse::new("s-1"))
+    }
+    async fn load_session(&self, _: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
+        let conn = self.0.clone();
+        self.0.after_response(async move {
+            let update = SessionUpdate::agent_message("must not be sent");
+            let _ = conn
+                .session_notification(SessionNotification::new("s-1", update))
+                .await;
+        });
+        Err(Error::resource_not_found(None))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_response_work_follows_the_response_and_only_on_success() {
+    let (_conn, mut peer, _io) = raw_agent(ConnectionOptions::default(), Announcer);
+    peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#)
+        .await;
+    let first = peer.recv_json().await;
+    assert_eq!(first["id"], 1, "the response comes first: {first}");
+    let second = peer.recv_json().await;
+    assert_eq!(second["method"], "session/update", "{second}");
+    assert_eq!(
+        second["params"]["update"]["content"]["text"],
+        "after the response"
+    );
+
+    peer.send(r#"{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"s-1","cwd":"/tmp","mcpServers":[]}}"#)
+        .await;
+    let failed = peer.recv_json().await;
+    assert_eq!(failed["error"]["code"], -32002, "{failed}");
+    // Nothing follows a failed request: the next line answers the next request.
+    peer.send(r#"{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#)
+        .await;
+    assert_eq!(peer.recv_json().await["id"], 3);
 }

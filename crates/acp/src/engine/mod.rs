@@ -203,6 +203,15 @@ enum Job {
 tokio::task_local! {
     /// Set while a notification handler of the connection with this id runs.
     static IN_NOTIFICATION: usize;
+    /// Work a request handler asked to run once its response is queued.
+    static AFTER_RESPONSE: FollowUps;
+}
+
+/// Futures registered with [`RpcConnection::after_response`] by one handler.
+#[derive(Clone, Default)]
+struct FollowUps {
+    connection: usize,
+    queue: Arc<Mutex<Vec<BoxFuture<'static, ()>>>>,
 }
 
 struct Shared {
@@ -402,7 +411,7 @@ impl RpcConnection {
             id,
             armed: true,
         };
-        if self.shared.out_tx.send(line).await.is_err() {
+        if self.enqueue(line).await.is_err() {
             guard.armed = false;
             lock(&self.shared.pending).map.remove(&id);
             return Err(self.close_error());
@@ -442,11 +451,38 @@ impl RpcConnection {
         if self.shared.closed.is_cancelled() {
             return Err(self.close_error());
         }
-        self.shared
-            .out_tx
-            .send(line)
-            .await
-            .map_err(|_| self.close_error())
+        self.enqueue(line).await.map_err(|_| self.close_error())
+    }
+
+    /// Queues a line for the writer, waiting only when the queue is full.
+    /// (`try_send` first: an awaited `send` costs scheduler budget even when
+    /// there is room, which slows a task that sends thousands of lines.)
+    async fn enqueue(&self, line: Vec<u8>) -> Result<(), ()> {
+        match self.shared.out_tx.try_send(line) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(line)) => {
+                self.shared.out_tx.send(line).await.map_err(|_| ())
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(()),
+        }
+    }
+
+    /// Runs `work` right after the response of the request being handled has
+    /// been queued, so anything `work` sends reaches the peer after that
+    /// response (an agent announcing a new session's commands after answering
+    /// `session/new`). It runs only if the handler succeeded. Called outside a
+    /// request handler of this connection, `work` is spawned at once.
+    pub fn after_response(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
+        let work: BoxFuture<'static, ()> = Box::pin(work);
+        let mut work = Some(work);
+        let _ = AFTER_RESPONSE.try_with(|follow_ups| {
+            if follow_ups.connection == self.id() {
+                lock(&follow_ups.queue).extend(work.take());
+            }
+        });
+        if let Some(work) = work {
+            tokio::spawn(work);
+        }
     }
 
     /// Whether the connection has closed.
@@ -645,11 +681,38 @@ async fn run(
         lane_tx,
         lane_permits: Arc::new(Semaphore::new(options.notification_queue.max(1))),
     };
-    let mut lines = LineReader::new(reader, options.max_message_size);
-    let result = loop {
+    // The reader runs as its own task, so it is polled by a worker thread even
+    // when the I/O future is awaited on a thread that is not one (`block_on`).
+    let mut reader_task = AbortOnDrop(tokio::spawn(read_loop(
+        conn.clone(),
+        router,
+        LineReader::new(reader, options.max_message_size),
+        options,
+    )));
+    let result = match (&mut reader_task.0).await {
+        Ok(result) => result,
+        Err(e) => Err(ConnectionError::Io(Arc::new(std::io::Error::other(
+            format!("the connection's reader stopped: {e}"),
+        )))),
+    };
+    conn.shutdown(result.clone().err());
+    match writer_task.await {
+        Ok(Err(e)) if result.is_ok() => Err(e),
+        _ => result,
+    }
+}
+
+/// Reads lines until the end of input, an error or a close, routing each.
+async fn read_loop(
+    conn: RpcConnection,
+    router: Router,
+    mut lines: LineReader<std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>>,
+    options: ConnectionOptions,
+) -> Result<(), ConnectionError> {
+    loop {
         tokio::select! {
             biased;
-            _ = conn.shared.closed.cancelled() => break Ok(()),
+            _ = conn.shared.closed.cancelled() => return Ok(()),
             frame = lines.next_frame() => match frame {
                 Ok(Some(Frame::Message(bytes))) => {
                     if let Some(tap) = &options.tap {
@@ -667,15 +730,18 @@ async fn run(
                         )),
                     ).await;
                 }
-                Ok(None) => break Ok(()),
-                Err(e) => break Err(ConnectionError::Io(Arc::new(e))),
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(ConnectionError::Io(Arc::new(e))),
             }
         }
-    };
-    conn.shutdown(result.clone().err());
-    drop(router);
-    match writer_task.await {
-        Ok(Err(e)) if result.is_ok() => Err(e),
-        _ => result,
+    }
+}
+
+/// Aborts a task when the future that owns it is dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

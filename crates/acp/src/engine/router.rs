@@ -95,6 +95,11 @@ impl Router {
         lock(&self.conn.shared.incoming).insert(id.clone(), token.clone());
         let span = debug_span!("acp.request", %method, %id);
         let conn = self.conn.clone();
+        let follow_ups = FollowUps {
+            connection: conn.id(),
+            ..FollowUps::default()
+        };
+        let work = AFTER_RESPONSE.scope(follow_ups.clone(), work);
         let task = async move {
             let result = tokio::select! {
                 biased;
@@ -107,7 +112,13 @@ impl Router {
             if let Err(err) = &result {
                 debug!(code = err.code.0, message = %err.message, "request failed");
             }
-            let _ = conn.shared.out_tx.send(response_line(&id, &result)).await;
+            let sent = conn.shared.out_tx.send(response_line(&id, &result)).await;
+            let follow_ups = std::mem::take(&mut *lock(&follow_ups.queue));
+            if result.is_ok() && sent.is_ok() {
+                for work in follow_ups {
+                    work.await;
+                }
+            }
         }
         .instrument(span);
         if self.lane_idle() {

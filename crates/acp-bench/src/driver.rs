@@ -1,0 +1,499 @@
+//! The driver: runs floor and ACP runs interleaved, prints a Markdown table.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::process::{Command, ExitCode, Stdio};
+
+use crate::client::{self, Mode, RunResult};
+use crate::spec::{Spec, Workload};
+use crate::sys::median;
+
+const USAGE: &str = "\
+usage: acp-bench [--runs N] [--only W1,W2,...] [--quick]
+
+  --runs N     runs per workload and implementation (default 5; 1 with --quick)
+  --only LIST  workloads to run: W1 stream, W2 rpc, W3 concurrent, W4 large
+  --quick      a tenth of the sizes, for a smoke test
+
+Prints a Markdown table on standard output; progress goes to standard error.";
+
+/// The driver's options.
+#[derive(Debug, Clone, PartialEq)]
+struct Options {
+    runs: usize,
+    workloads: Vec<Workload>,
+    quick: bool,
+}
+
+/// What the command line asks for.
+enum Invocation {
+    Bench(Options),
+    Client(Mode, Spec),
+    Help,
+}
+
+fn parse_args(args: &[String]) -> Result<Invocation, String> {
+    let mut runs = None;
+    let mut workloads = Workload::ALL.to_vec();
+    let mut quick = false;
+    let mut client_mode = None;
+    let mut client_spec = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match arg.as_str() {
+            "--runs" => {
+                let n: usize = value("--runs")?
+                    .parse()
+                    .map_err(|e| format!("--runs: {e}"))?;
+                runs = Some(n.max(1));
+            }
+            "--only" => {
+                workloads = value("--only")?
+                    .split(',')
+                    .filter(|w| !w.trim().is_empty())
+                    .map(|w| Workload::parse(w.trim()).ok_or(format!("unknown workload {w:?}")))
+                    .collect::<Result<_, _>>()?;
+                workloads.sort();
+                workloads.dedup();
+            }
+            "--quick" => quick = true,
+            "--client" => {
+                let mode = value("--client")?;
+                client_mode = Some(Mode::parse(&mode).ok_or(format!("unknown mode {mode:?}"))?);
+            }
+            "--spec" => client_spec = Some(Spec::parse(&value("--spec")?)?),
+            "-h" | "--help" => return Ok(Invocation::Help),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    match (client_mode, client_spec) {
+        (Some(mode), Some(spec)) => return Ok(Invocation::Client(mode, spec)),
+        (None, None) => {}
+        _ => return Err("--client and --spec go together".into()),
+    }
+    if workloads.is_empty() {
+        return Err("--only selects no workload".into());
+    }
+    let runs = runs.unwrap_or(if quick { 1 } else { 5 });
+    Ok(Invocation::Bench(Options {
+        runs,
+        workloads,
+        quick,
+    }))
+}
+
+/// Runs the `acp-bench` binary.
+pub fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match parse_args(&args) {
+        Ok(Invocation::Help) => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Ok(Invocation::Client(mode, spec)) => match client::run(mode, spec) {
+            Ok(result) => {
+                println!(
+                    "{}",
+                    serde_json::to_string(&result).expect("plain numbers serialise")
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("acp-bench: {} {}: {e}", spec.workload, mode.as_str());
+                ExitCode::FAILURE
+            }
+        },
+        Ok(Invocation::Bench(options)) => match bench(&options) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("acp-bench: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Err(e) => {
+            eprintln!("acp-bench: {e}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Under `cargo run`, builds the agent binary with the driver's profile:
+/// `cargo run` builds only the binary it runs, which would leave a stale or
+/// missing agent.
+fn build_agent() -> Result<(), String> {
+    let agent = client::agent_path().map_err(|e| e.to_string())?;
+    if let (Ok(cargo), Ok(manifest_dir)) =
+        (std::env::var("CARGO"), std::env::var("CARGO_MANIFEST_DIR"))
+    {
+        let profile = agent
+            .parent()
+            .and_then(|dir| dir.file_name())
+            .and_then(|name| name.to_str())
+            .unwrap_or("debug")
+            .to_owned();
+        let mut build = Command::new(cargo);
+        build.args([
+            "build",
+            "--quiet",
+            "--bin",
+            "acp-bench-agent",
+            "--manifest-path",
+        ]);
+        build.arg(std::path::Path::new(&manifest_dir).join("Cargo.toml"));
+        match profile.as_str() {
+            "debug" => {}
+            "release" => {
+                build.arg("--release");
+            }
+            other => {
+                build.args(["--profile", other]);
+            }
+        }
+        eprintln!("acp-bench: building acp-bench-agent ({profile})");
+        let status = build.status().map_err(|e| format!("cargo build: {e}"))?;
+        if !status.success() {
+            return Err(format!("building acp-bench-agent failed: {status}"));
+        }
+    }
+    if !agent.exists() {
+        return Err(format!(
+            "{} not found: run `cargo build --release -p acp-bench` first",
+            agent.display()
+        ));
+    }
+    Ok(())
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
+fn run_once(mode: Mode, spec: &Spec) -> Result<RunResult, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let output = Command::new(exe)
+        .args(["--client", mode.as_str(), "--spec", &spec.to_prompt()])
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("starting a client run: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{} {} run failed ({})",
+            spec.workload,
+            mode.as_str(),
+            output.status
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(line).map_err(|e| format!("bad result line {line:?}: {e}"))
+}
+
+fn bench(options: &Options) -> Result<(), String> {
+    build_agent()?;
+    let load_before = load_average();
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let mut results: BTreeMap<(Workload, Mode), Vec<RunResult>> = BTreeMap::new();
+    let started = std::time::Instant::now();
+    for &workload in &options.workloads {
+        let spec = if options.quick {
+            Spec::quick(workload)
+        } else {
+            Spec::full(workload)
+        };
+        for run in 1..=options.runs {
+            // Interleaved, so slow drift in machine load hits both alike.
+            for mode in [Mode::Floor, Mode::Acp] {
+                let result = run_once(mode, &spec)?;
+                eprintln!(
+                    "acp-bench: {workload} {:5} run {run}/{}: {:9.1} ms",
+                    mode.as_str(),
+                    options.runs,
+                    result.wall_ns as f64 / 1e6
+                );
+                results.entry((workload, mode)).or_default().push(result);
+            }
+        }
+    }
+    let header = Header {
+        cpus,
+        runs: options.runs,
+        quick: options.quick,
+        load_before,
+        load_after: load_average(),
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    print!("{}", render(&header, &results));
+    Ok(())
+}
+
+/// Facts about the session, printed above the table.
+struct Header {
+    cpus: usize,
+    runs: usize,
+    quick: bool,
+    load_before: String,
+    load_after: String,
+    seconds: f64,
+}
+
+/// Medians of one (workload, implementation) row.
+struct Row {
+    wall_ms: f64,
+    wall_min_ms: f64,
+    wall_max_ms: f64,
+    messages: f64,
+    wire_mb: f64,
+    client_cpu_ms: f64,
+    agent_cpu_ms: f64,
+    client_rss_mib: f64,
+    agent_rss_mib: f64,
+    p50_us: Option<f64>,
+    p99_us: Option<f64>,
+}
+
+impl Row {
+    fn of(runs: &[RunResult]) -> Row {
+        let m = |f: &dyn Fn(&RunResult) -> f64| median(&runs.iter().map(f).collect::<Vec<_>>());
+        let opt = |f: &dyn Fn(&RunResult) -> Option<u64>| {
+            let v: Vec<f64> = runs.iter().filter_map(f).map(|x| x as f64 / 1e3).collect();
+            (!v.is_empty()).then(|| median(&v))
+        };
+        let walls = runs.iter().map(|r| r.wall_ns as f64 / 1e6);
+        Row {
+            wall_ms: m(&|r| r.wall_ns as f64 / 1e6),
+            wall_min_ms: walls.clone().fold(f64::INFINITY, f64::min),
+            wall_max_ms: walls.fold(0.0, f64::max),
+            messages: m(&|r| r.messages as f64),
+            wire_mb: m(&|r| r.wire_bytes as f64 / 1e6),
+            client_cpu_ms: m(&|r| r.client_cpu_ns as f64 / 1e6),
+            agent_cpu_ms: m(&|r| r.agent_cpu_ns as f64 / 1e6),
+            client_rss_mib: m(&|r| r.client_rss_kib as f64 / 1024.0),
+            agent_rss_mib: m(&|r| r.agent_rss_kib as f64 / 1024.0),
+            p50_us: opt(&|r| r.p50_ns),
+            p99_us: opt(&|r| r.p99_ns),
+        }
+    }
+
+    /// Spread of the wall times around the median, in percent.
+    fn spread(&self) -> f64 {
+        (self.wall_max_ms - self.wall_min_ms) / self.wall_ms * 100.0
+    }
+}
+
+/// One target of the issue: a measured value against a limit.
+struct Target {
+    what: String,
+    measured: f64,
+    limit: f64,
+    unit: &'static str,
+}
+
+impl Target {
+    fn verdict(&self) -> &'static str {
+        if self.measured <= self.limit {
+            "ok"
+        } else {
+            "MISSED"
+        }
+    }
+}
+
+fn targets(workload: Workload, floor: &Row, acp: &Row, spec: &Spec) -> Vec<Target> {
+    let ratio = acp.wall_ms / floor.wall_ms;
+    let time = |limit: f64| Target {
+        what: format!("{} time ≤ {limit}× floor", workload.id()),
+        measured: ratio,
+        limit,
+        unit: "×",
+    };
+    match workload {
+        Workload::Stream => vec![
+            time(2.0),
+            Target {
+                what: "W1 agent peak RSS < 20 MB (19.1 MiB)".into(),
+                measured: acp.agent_rss_mib,
+                limit: 20e6 / 1024.0 / 1024.0,
+                unit: " MiB",
+            },
+        ],
+        Workload::Rpc => vec![Target {
+            what: "W2 p50 round trip ≤ 2× floor p50".into(),
+            measured: acp.p50_us.unwrap_or(f64::NAN) / floor.p50_us.unwrap_or(f64::NAN),
+            limit: 2.0,
+            unit: "×",
+        }],
+        Workload::Concurrent => vec![time(3.0)],
+        Workload::Large => {
+            let limit = 4.0 * spec.bytes as f64 / 1024.0 / 1024.0;
+            vec![
+                time(1.5),
+                Target {
+                    what: format!("W4 client peak RSS < 4× message ({limit:.0} MiB)"),
+                    measured: acp.client_rss_mib,
+                    limit,
+                    unit: " MiB",
+                },
+                Target {
+                    what: format!("W4 agent peak RSS < 4× message ({limit:.0} MiB)"),
+                    measured: acp.agent_rss_mib,
+                    limit,
+                    unit: " MiB",
+                },
+            ]
+        }
+    }
+}
+
+/// The short target shown next to the ratio in the main table.
+fn target_cell(workload: Workload, floor: &Row, acp: &Row) -> String {
+    let (limit, measured) = match workload {
+        Workload::Stream => (2.0, acp.wall_ms / floor.wall_ms),
+        Workload::Rpc => (
+            2.0,
+            acp.p50_us.unwrap_or(f64::NAN) / floor.p50_us.unwrap_or(f64::NAN),
+        ),
+        Workload::Concurrent => (3.0, acp.wall_ms / floor.wall_ms),
+        Workload::Large => (1.5, acp.wall_ms / floor.wall_ms),
+    };
+    let what = if workload == Workload::Rpc {
+        "p50 "
+    } else {
+        ""
+    };
+    let verdict = if measured <= limit { "ok" } else { "MISSED" };
+    format!("{what}≤ {limit}×: {verdict}")
+}
+
+fn render(header: &Header, results: &BTreeMap<(Workload, Mode), Vec<RunResult>>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "acp-bench: {} run(s) per row{}, medians; {} CPUs; load average {} before, {} after; {:.1} s in all.\n",
+        header.runs,
+        if header.quick { " (--quick sizes)" } else { "" },
+        header.cpus,
+        header.load_before,
+        header.load_after,
+        header.seconds
+    );
+    let _ = writeln!(
+        out,
+        "| Workload | Impl | Wall ms | ± % | Msg/s | MB/s | CPU client ms | CPU agent ms | RSS client MiB | RSS agent MiB | p50 µs | p99 µs | × floor | Target |"
+    );
+    let _ = writeln!(
+        out,
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    );
+    let mut all_targets = Vec::new();
+    let workloads: Vec<Workload> = {
+        let mut w: Vec<Workload> = results.keys().map(|(w, _)| *w).collect();
+        w.dedup();
+        w
+    };
+    for workload in workloads {
+        let (Some(floor), Some(acp)) = (
+            results.get(&(workload, Mode::Floor)),
+            results.get(&(workload, Mode::Acp)),
+        ) else {
+            continue;
+        };
+        let spec = if header.quick {
+            Spec::quick(workload)
+        } else {
+            Spec::full(workload)
+        };
+        let floor = Row::of(floor);
+        let acp = Row::of(acp);
+        for (mode, row) in [(Mode::Floor, &floor), (Mode::Acp, &acp)] {
+            let us = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.1}"));
+            let (ratio, target) = match mode {
+                Mode::Floor => ("1.00".to_owned(), "–".to_owned()),
+                Mode::Acp => (
+                    format!("{:.2}", row.wall_ms / floor.wall_ms),
+                    target_cell(workload, &floor, &acp),
+                ),
+            };
+            let secs = row.wall_ms / 1e3;
+            let _ = writeln!(
+                out,
+                "| {workload} | {} | {:.1} | {:.0} | {:.0} | {:.1} | {:.0} | {:.0} | {:.1} | {:.1} | {} | {} | {ratio} | {target} |",
+                mode.as_str(),
+                row.wall_ms,
+                row.spread(),
+                row.messages / secs,
+                row.wire_mb / secs,
+                row.client_cpu_ms,
+                row.agent_cpu_ms,
+                row.client_rss_mib,
+                row.agent_rss_mib,
+                us(row.p50_us),
+                us(row.p99_us),
+            );
+        }
+        all_targets.extend(targets(workload, &floor, &acp, &spec));
+    }
+    let _ = writeln!(out, "\n| Target | Measured | Limit | Verdict |");
+    let _ = writeln!(out, "|---|---:|---:|---|");
+    for t in &all_targets {
+        let _ = writeln!(
+            out,
+            "| {} | {:.2}{} | {:.2}{} | {} |",
+            t.what,
+            t.measured,
+            t.unit,
+            t.limit,
+            t.unit,
+            t.verdict()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nWall: the prompt turn, medians; ± %: (max − min) / median of the wall times. \
+         Msg/s and MB/s: JSON lines and bytes on the wire in both directions during the turn. \
+         CPU (user + sys) and peak RSS (VmHWM): whole process, client and agent. \
+         p50/p99: W2 round trips measured in the agent. × floor: wall time over the floor's."
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn parses_options() {
+        let Ok(Invocation::Bench(o)) = parse_args(&args("--only w3,W1 --runs 3")) else {
+            panic!("expected bench options")
+        };
+        assert_eq!(
+            o,
+            Options {
+                runs: 3,
+                workloads: vec![Workload::Stream, Workload::Concurrent],
+                quick: false
+            }
+        );
+        let Ok(Invocation::Bench(o)) = parse_args(&args("--quick")) else {
+            panic!("expected bench options")
+        };
+        assert_eq!(o.runs, 1);
+        assert!(parse_args(&args("--only W7")).is_err());
+        assert!(parse_args(&args("--client acp")).is_err());
+        assert!(matches!(
+            parse_args(&args("--client floor --spec W2")),
+            Ok(Invocation::Client(Mode::Floor, _))
+        ));
+    }
+}
