@@ -1,5 +1,10 @@
-//! Configuration from the environment: which model providers are usable and
-//! which model a new session starts with.
+//! Configuration from the environment and the config file (see [`file`]):
+//! which model providers are usable, which model a new session starts with
+//! and which models are offered.
+
+mod file;
+
+pub use file::{ConfigFile, ConfigFileError, SETTINGS};
 
 use std::fmt;
 
@@ -91,7 +96,8 @@ pub const SETUP_HELP: &str = "No model is configured. Set OPENAI_API_KEY (option
 for OpenAI, or OPENAI_BASE_URL alone for a local OpenAI-compatible server (Ollama, vLLM, llama.cpp, \
 LM Studio), or ANTHROPIC_API_KEY for Anthropic; then name the model with ACP_AGENT_MODEL=provider:model \
 (e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-5), which is required for a local server. \
-Restart the agent after changing the environment.";
+The same can be set in the config file (`acp-agent --help` tells where it is). \
+Restart the agent after changing the environment or the file.";
 
 /// The agent's configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +121,12 @@ pub struct Config {
     /// Longest time to wait for a model's HTTP response headers and between
     /// stream chunks.
     pub request_timeout_secs: u64,
+    /// Tokens Anthropic models may think for before answering (extended
+    /// thinking), when set by `ACP_AGENT_THINKING_BUDGET`.
+    pub thinking_budget: Option<u64>,
+    /// The models to offer, from the config file's `models` (empty: the
+    /// well-known models of the configured hosted providers).
+    pub models: Vec<ModelRef>,
 }
 
 fn non_empty(v: Option<String>) -> Option<String> {
@@ -122,46 +134,72 @@ fn non_empty(v: Option<String>) -> Option<String> {
 }
 
 impl Config {
-    /// Reads the configuration from the process environment.
+    /// Reads the configuration from the process environment alone.
     pub fn from_env() -> Self {
-        Self::from_lookup(|k| std::env::var(k).ok())
+        Self::load(None)
+    }
+
+    /// Reads the configuration from the process environment and `file`: each
+    /// environment variable that is set (and not empty) overrides the
+    /// matching file setting.
+    pub fn load(file: Option<&ConfigFile>) -> Self {
+        Self::from_sources(|k| std::env::var(k).ok(), file)
     }
 
     /// Reads the configuration through `get` (the environment, or a map in
     /// tests).
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
-        let openai_key = non_empty(get("OPENAI_API_KEY"));
-        let openai_url = non_empty(get("OPENAI_BASE_URL"));
+        Self::from_sources(get, None)
+    }
+
+    /// Reads the configuration through `env` (the environment, or a map in
+    /// tests), falling back to `file` for what `env` does not set.
+    pub fn from_sources(env: impl Fn(&str) -> Option<String>, file: Option<&ConfigFile>) -> Self {
+        // A setting's value and where it comes from, for messages.
+        let setting = |k: &str| -> Option<(String, String)> {
+            match non_empty(env(k)) {
+                Some(v) => Some((v, k.to_string())),
+                None => file
+                    .and_then(|f| f.get(k))
+                    .and_then(|(v, from)| Some((non_empty(Some(v))?, from))),
+            }
+        };
+        let get = |k: &str| setting(k).map(|(v, _)| v);
+        let openai_key = get("OPENAI_API_KEY");
+        let openai_url = setting("OPENAI_BASE_URL");
         let openai = match (&openai_key, &openai_url) {
             (None, None) => None,
             _ => Some(ProviderConfig {
                 base_url: openai_url
-                    .clone()
+                    .as_ref()
+                    .map(|(url, _)| url.clone())
                     .unwrap_or_else(|| "https://api.openai.com/v1".into()),
                 api_key: openai_key.clone(),
             }),
         };
-        let anthropic_key = non_empty(get("ANTHROPIC_API_KEY"));
+        let anthropic_key = get("ANTHROPIC_API_KEY");
         let anthropic = anthropic_key.map(|key| ProviderConfig {
-            base_url: non_empty(get("ANTHROPIC_BASE_URL"))
+            base_url: get("ANTHROPIC_BASE_URL")
                 .unwrap_or_else(|| "https://api.anthropic.com".into()),
             api_key: Some(key),
         });
-        let model = match non_empty(get("ACP_AGENT_MODEL")) {
-            Some(name) => ModelRef::parse(&name).and_then(|m| {
-                let configured = match m.provider {
-                    ProviderKind::OpenAi => openai.is_some(),
-                    ProviderKind::Anthropic => anthropic.is_some(),
-                };
-                if configured {
-                    Ok(m)
-                } else {
-                    Err(format!(
-                        "ACP_AGENT_MODEL={name} names provider {}, which is not configured. {SETUP_HELP}",
-                        m.provider.prefix()
-                    ))
-                }
-            }),
+        let model = match setting("ACP_AGENT_MODEL") {
+            Some((name, from)) => ModelRef::parse(&name)
+                .map_err(|e| format!("{from}: {e}"))
+                .and_then(|m| {
+                    let configured = match m.provider {
+                        ProviderKind::OpenAi => openai.is_some(),
+                        ProviderKind::Anthropic => anthropic.is_some(),
+                    };
+                    if configured {
+                        Ok(m)
+                    } else {
+                        Err(format!(
+                            "the model {name} (set by {from}) needs provider {}, which is not configured. {SETUP_HELP}",
+                            m.provider.prefix()
+                        ))
+                    }
+                }),
             None => match (&openai, &anthropic) {
                 // A custom base URL without a key is a local server: its model
                 // names are unknowable, so one must be named.
@@ -173,14 +211,18 @@ impl Config {
                     provider: ProviderKind::Anthropic,
                     model: DEFAULT_ANTHROPIC_MODEL.into(),
                 }),
-                (Some(_), None) => Err(format!(
-                    "OPENAI_BASE_URL is set without a model: set ACP_AGENT_MODEL=openai:<model name on your server>. {SETUP_HELP}"
-                )),
+                (Some(_), None) => {
+                    let from = openai_url.as_ref().map_or("OPENAI_BASE_URL", |(_, f)| f);
+                    Err(format!(
+                        "a base URL is set by {from} without a model: set ACP_AGENT_MODEL=openai:<model name on your server> \
+                         (or `model` in the config file). {SETUP_HELP}"
+                    ))
+                }
                 (None, None) => Err(SETUP_HELP.to_string()),
             },
         };
         let number = |k: &str, default: u64| {
-            non_empty(get(k))
+            get(k)
                 .and_then(|v| v.parse::<u64>().ok())
                 .filter(|n| *n > 0)
                 .unwrap_or(default)
@@ -194,9 +236,11 @@ impl Config {
                 DEFAULT_MAX_TURN_REQUESTS as u64,
             ) as usize,
             context_window: number("ACP_AGENT_CONTEXT_WINDOW", 128_000),
-            images: non_empty(get("ACP_AGENT_IMAGES")).map(|v| matches!(v.as_str(), "1" | "true" | "yes")),
+            images: get("ACP_AGENT_IMAGES").map(|v| matches!(v.as_str(), "1" | "true" | "yes")),
             max_output_tokens: number("ACP_AGENT_MAX_OUTPUT_TOKENS", 16_000),
             request_timeout_secs: number("ACP_AGENT_REQUEST_TIMEOUT_SECS", 300),
+            thinking_budget: Some(number("ACP_AGENT_THINKING_BUDGET", 0)).filter(|b| *b > 0),
+            models: file.map(|f| f.models().to_vec()).unwrap_or_default(),
         }
     }
 
@@ -224,8 +268,9 @@ impl Config {
         }
     }
 
-    /// Models offered in the model selector: the default first, then
-    /// well-known models of the configured hosted providers.
+    /// Models offered in the model selector: the default first, then the
+    /// config file's `models` whose provider is configured or, when the file
+    /// lists none, well-known models of the configured hosted providers.
     pub fn model_choices(&self) -> Vec<ModelRef> {
         let mut out = Vec::new();
         if let Ok(m) = &self.model {
@@ -240,6 +285,14 @@ impl Config {
                 out.push(m);
             }
         };
+        if !self.models.is_empty() {
+            for m in &self.models {
+                if self.provider(m.provider).is_some() {
+                    push(m.provider, &m.model);
+                }
+            }
+            return out;
+        }
         if let Some(o) = &self.openai
             && o.api_key.is_some()
             && o.base_url.starts_with("https://api.openai.com")
@@ -323,5 +376,146 @@ mod tests {
         ]);
         assert_eq!(c.max_turn_requests, 3);
         assert_eq!(cfg(&[]).max_turn_requests, DEFAULT_MAX_TURN_REQUESTS);
+        assert_eq!(c.thinking_budget, None);
+        let c = cfg(&[("ACP_AGENT_THINKING_BUDGET", "8000")]);
+        assert_eq!(c.thinking_budget, Some(8000));
+        assert_eq!(
+            cfg(&[("ACP_AGENT_THINKING_BUDGET", "0")]).thinking_budget,
+            None
+        );
+    }
+
+    fn with_file(vars: &[(&str, &str)], text: &str) -> Config {
+        let file = ConfigFile::parse(std::path::Path::new("/home/u/acp.toml"), text).unwrap();
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_sources(|k| map.get(k).cloned(), Some(&file))
+    }
+
+    const LOCAL: &str = r#"
+model = "openai:qwen3"
+max_turn_requests = 9
+context_window = 32000
+images = true
+thinking_budget = 2048
+
+[openai]
+base_url = "http://localhost:11434/v1"
+"#;
+
+    #[test]
+    fn the_file_alone() {
+        let c = with_file(&[], LOCAL);
+        assert_eq!(c.model.as_ref().unwrap().id(), "openai:qwen3");
+        let openai = c.openai.as_ref().unwrap();
+        assert_eq!(openai.base_url, "http://localhost:11434/v1");
+        assert_eq!(openai.api_key, None);
+        assert_eq!(c.anthropic, None);
+        assert_eq!(c.max_turn_requests, 9);
+        assert_eq!(c.context_window, 32000);
+        assert_eq!(c.images, Some(true));
+        assert_eq!(c.thinking_budget, Some(2048));
+        assert_eq!(c.max_output_tokens, 16_000);
+        assert_eq!(c.request_timeout_secs, 300);
+    }
+
+    #[test]
+    fn the_environment_overrides_the_file() {
+        let c = with_file(
+            &[
+                ("ACP_AGENT_MODEL", "openai:llama3"),
+                ("OPENAI_BASE_URL", "http://gpu:8000/v1"),
+                ("ACP_AGENT_MAX_TURN_REQUESTS", "4"),
+                ("ACP_AGENT_IMAGES", "0"),
+                ("ACP_AGENT_THINKING_BUDGET", "0"),
+                // Empty counts as unset: the file's value stays.
+                ("ACP_AGENT_CONTEXT_WINDOW", ""),
+            ],
+            LOCAL,
+        );
+        assert_eq!(c.model.unwrap().id(), "openai:llama3");
+        assert_eq!(c.openai.unwrap().base_url, "http://gpu:8000/v1");
+        assert_eq!(c.max_turn_requests, 4);
+        assert_eq!(c.images, Some(false));
+        assert_eq!(c.thinking_budget, None);
+        assert_eq!(c.context_window, 32000);
+    }
+
+    #[test]
+    fn providers_from_both() {
+        let c = with_file(
+            &[("OPENAI_API_KEY", "sk-env")],
+            "[anthropic]\napi_key = \"ant-file\"\nbase_url = \"http://proxy/anthropic\"\n",
+        );
+        assert_eq!(
+            c.openai.as_ref().unwrap().api_key.as_deref(),
+            Some("sk-env")
+        );
+        let anthropic = c.anthropic.as_ref().unwrap();
+        assert_eq!(anthropic.api_key.as_deref(), Some("ant-file"));
+        assert_eq!(anthropic.base_url, "http://proxy/anthropic");
+        // Both configured, no model named: OpenAI's default, as with the
+        // environment alone.
+        assert_eq!(c.model.unwrap().id(), "openai:gpt-4.1");
+        // An environment variable overrides a key in the file.
+        let c = with_file(
+            &[("ANTHROPIC_API_KEY", "ant-env")],
+            "[anthropic]\napi_key = \"ant-file\"\n",
+        );
+        assert_eq!(c.anthropic.unwrap().api_key.as_deref(), Some("ant-env"));
+    }
+
+    #[test]
+    fn models_offered_from_the_file() {
+        let text = r#"
+models = ["openai:gpt-4.1-mini", "anthropic:claude-haiku-4-5", "openai:gpt-4.1"]
+[openai]
+api_key = "sk"
+"#;
+        let c = with_file(&[], text);
+        // Without `model`, the first listed is the default.
+        assert_eq!(c.model.as_ref().unwrap().id(), "openai:gpt-4.1-mini");
+        let ids: Vec<String> = c.model_choices().iter().map(ModelRef::id).collect();
+        // Anthropic is not configured: its model is not offered.
+        assert_eq!(ids, ["openai:gpt-4.1-mini", "openai:gpt-4.1"]);
+        let c = with_file(&[("ACP_AGENT_MODEL", "openai:o4-mini")], text);
+        let ids: Vec<String> = c.model_choices().iter().map(ModelRef::id).collect();
+        assert_eq!(
+            ids,
+            ["openai:o4-mini", "openai:gpt-4.1-mini", "openai:gpt-4.1"]
+        );
+        // Without a list, the well-known models of OpenAI's own API.
+        let ids: Vec<String> = cfg(&[("OPENAI_API_KEY", "k")])
+            .model_choices()
+            .iter()
+            .map(ModelRef::id)
+            .collect();
+        assert_eq!(
+            ids,
+            ["openai:gpt-4.1", "openai:gpt-4.1-mini", "openai:o4-mini"]
+        );
+    }
+
+    #[test]
+    fn messages_say_where_a_setting_comes_from() {
+        let e = with_file(
+            &[("OPENAI_API_KEY", "k")],
+            "\nmodel = \"anthropic:claude-opus-4-1\"\n",
+        )
+        .model
+        .unwrap_err();
+        assert!(e.contains("`model` in /home/u/acp.toml:2"), "{e}");
+        assert!(e.contains("not configured"), "{e}");
+        let e = with_file(&[], "[openai]\nbase_url = \"http://localhost:1/v1\"\n")
+            .model
+            .unwrap_err();
+        assert!(e.contains("`openai.base_url` in /home/u/acp.toml:2"), "{e}");
+        assert!(e.contains("ACP_AGENT_MODEL=openai:"), "{e}");
+        let e = cfg(&[("OPENAI_API_KEY", "k"), ("ACP_AGENT_MODEL", "gpt")])
+            .model
+            .unwrap_err();
+        assert!(e.starts_with("ACP_AGENT_MODEL: "), "{e}");
     }
 }

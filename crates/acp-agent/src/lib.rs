@@ -21,8 +21,8 @@
 //! load (with the history replayed), resume, close and delete them across
 //! restarts.
 //!
-//! The model is configured by environment variables, see [`config`]. The
-//! model client speaks OpenAI-compatible Chat Completions and the Anthropic
+//! The model is configured by environment variables and a TOML config file,
+//! see [`config`]. The model client speaks OpenAI-compatible Chat Completions and the Anthropic
 //! Messages API, both streamed, see [`llm`].
 //!
 //! # Use as a library
@@ -44,6 +44,23 @@ pub mod tools;
 
 pub use agent::{CodingAgent, Mode};
 
+use std::sync::Arc;
+
+/// Connects the agent to a client over `transport`, keeping sessions in
+/// `store`. Returns the connection and its I/O future, which must be awaited
+/// or spawned; it ends when the client goes away.
+pub fn connect(
+    transport: acp::Transport,
+    options: acp::ConnectionOptions,
+    config: config::Config,
+    store: store::Store,
+) -> (acp::AgentSideConnection, acp::IoFuture) {
+    let store = Arc::new(store);
+    acp::AgentSideConnection::new(transport, options, |conn| {
+        CodingAgent::new(conn, config, store)
+    })
+}
+
 /// Serves the agent over `transport` until the client goes away, keeping
 /// sessions in `store`.
 pub async fn serve(
@@ -51,6 +68,6 @@ pub async fn serve(
     config: config::Config,
     store: store::Store,
 ) -> Result<(), acp::ConnectionError> {
-    let store = std::sync::Arc::new(store);
-    acp::AgentSideConnection::serve(transport, |conn| CodingAgent::new(conn, config, store)).await
+    let (_conn, io) = connect(transport, acp::ConnectionOptions::default(), config, store);
+    io.await
 }

@@ -5,49 +5,122 @@ use std::process::ExitCode;
 
 const USAGE: &str = "acp-agent: a coding agent speaking the Agent Client Protocol over stdio.
 
-Usage: acp-agent [--data-dir DIR] [--help] [--version]
+Usage: acp-agent [--config PATH] [--data-dir DIR] [--help] [--version]
 
 Start it from an ACP client (an editor). Sessions are stored in DIR (default: the
 user's data directory, e.g. ~/.local/share/acp-agent).
 
-Configuration is read from the environment:
-  OPENAI_API_KEY, OPENAI_BASE_URL       an OpenAI-compatible API (a base URL alone: a local server)
-  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL the Anthropic API
-  ACP_AGENT_MODEL                       provider:model, e.g. openai:gpt-4.1
-  ACP_AGENT_MAX_TURN_REQUESTS           most model calls per prompt turn (default 50)
-  ACP_AGENT_MAX_OUTPUT_TOKENS           output limit per Anthropic call (default 16000)
-  ACP_AGENT_IMAGES                      1 or 0: send images in prompts to the model
-  ACP_AGENT_CONTEXT_WINDOW              context size reported to the client (default 128000)
-  ACP_AGENT_REQUEST_TIMEOUT_SECS        give up on a silent model after this long (default 300)";
+Settings come from a TOML config file and from the environment, which overrides
+the file. The file is PATH, by default {default}
+(a missing default file is fine).
+
+  file setting          environment variable
+  openai.api_key        OPENAI_API_KEY                  key of an OpenAI-compatible API
+  openai.base_url       OPENAI_BASE_URL                 its base URL (set alone: a local server)
+  anthropic.api_key     ANTHROPIC_API_KEY               key of the Anthropic API
+  anthropic.base_url    ANTHROPIC_BASE_URL              its base URL
+  model                 ACP_AGENT_MODEL                 provider:model, e.g. openai:gpt-4.1
+  models                (file only)                     models offered, e.g. [\"openai:gpt-4.1\", \"openai:o4-mini\"];
+                                                        the first is the default when no model is set
+  max_turn_requests     ACP_AGENT_MAX_TURN_REQUESTS     most model calls per prompt turn (default 50)
+  max_output_tokens     ACP_AGENT_MAX_OUTPUT_TOKENS     output limit per Anthropic call (default 16000)
+  thinking_budget       ACP_AGENT_THINKING_BUDGET       Anthropic extended thinking: tokens to think (off by default)
+  images                ACP_AGENT_IMAGES                true or false (1 or 0): send images in prompts to the model
+  context_window        ACP_AGENT_CONTEXT_WINDOW        context size reported to the client (default 128000)
+  request_timeout_secs  ACP_AGENT_REQUEST_TIMEOUT_SECS  give up on a silent model after this long (default 300)
+
+Example config.toml (keep a file holding API keys readable by you alone):
+  model = \"openai:qwen3:8b\"
+  [openai]
+  base_url = \"http://localhost:11434/v1\"";
+
+/// The usage text, naming the default config file.
+fn usage() -> String {
+    let default = acp_agent::config::ConfigFile::default_path().map_or_else(
+        || "none without a home directory".to_string(),
+        |p| p.display().to_string(),
+    );
+    USAGE.replace("{default}", &default)
+}
+
+/// Whether others than the owner may read the file at `path` (Unix only).
+fn readable_by_others(path: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o044 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
 
 fn main() -> ExitCode {
     let mut data_dir: Option<PathBuf> = None;
+    let mut config_path: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "-h" | "--help" => {
-                println!("{USAGE}");
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name, Some(value.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        match name {
+            "-h" | "--help" if inline.is_none() => {
+                println!("{}", usage());
                 return ExitCode::SUCCESS;
             }
-            "-V" | "--version" => {
+            "-V" | "--version" if inline.is_none() => {
                 println!("acp-agent {}", env!("CARGO_PKG_VERSION"));
                 return ExitCode::SUCCESS;
             }
-            "--data-dir" => match args.next() {
-                Some(d) => data_dir = Some(PathBuf::from(d)),
-                None => {
-                    eprintln!("acp-agent: --data-dir needs a directory\n\n{USAGE}");
+            "--data-dir" | "--config" => {
+                let Some(value) = inline.or_else(|| args.next()).filter(|v| !v.is_empty()) else {
+                    let what = if name == "--config" {
+                        "a file"
+                    } else {
+                        "a directory"
+                    };
+                    eprintln!("acp-agent: {name} needs {what}\n\n{}", usage());
                     return ExitCode::from(2);
+                };
+                if name == "--config" {
+                    config_path = Some(PathBuf::from(value));
+                } else {
+                    data_dir = Some(PathBuf::from(value));
                 }
-            },
-            other => match other.strip_prefix("--data-dir=") {
-                Some(d) => data_dir = Some(PathBuf::from(d)),
-                None => {
-                    eprintln!("acp-agent: unknown argument {other:?}\n\n{USAGE}");
-                    return ExitCode::from(2);
-                }
-            },
+            }
+            _ => {
+                eprintln!("acp-agent: unknown argument {arg:?}\n\n{}", usage());
+                return ExitCode::from(2);
+            }
         }
+    }
+    // A file named on the command line must exist; the default one may not.
+    let (config_path, required) = match config_path {
+        Some(p) => (Some(p), true),
+        None => (acp_agent::config::ConfigFile::default_path(), false),
+    };
+    let file = match config_path
+        .as_deref()
+        .map(|p| acp_agent::config::ConfigFile::load(p, required))
+    {
+        Some(Ok(file)) => file,
+        Some(Err(e)) => {
+            eprintln!("acp-agent: {e}");
+            return ExitCode::FAILURE;
+        }
+        None => None,
+    };
+    if let Some(file) = &file
+        && file.has_api_key()
+        && readable_by_others(file.path())
+    {
+        eprintln!(
+            "acp-agent: warning: {} holds API keys and other users can read it (chmod 600 it)",
+            file.path().display()
+        );
     }
     let data_dir = data_dir.or_else(|| {
         directories::ProjectDirs::from("", "", "acp-agent").map(|d| d.data_dir().to_path_buf())
@@ -80,7 +153,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let config = acp_agent::config::Config::from_env();
+    let config = acp_agent::config::Config::load(file.as_ref());
     if let Err(msg) = &config.model {
         eprintln!("acp-agent: {msg}");
     }

@@ -39,7 +39,13 @@ pub struct McpServers {
 
 fn sanitize(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -116,7 +122,10 @@ impl McpServers {
             match tokio::time::timeout(CONNECT_TIMEOUT, connect_one(server, cwd)).await {
                 Ok(Ok(s)) => servers.push(s),
                 Ok(Err(e)) => errors.push(format!("MCP server {name}: {e}")),
-                Err(_) => errors.push(format!("MCP server {name}: no answer within {}s", CONNECT_TIMEOUT.as_secs())),
+                Err(_) => errors.push(format!(
+                    "MCP server {name}: no answer within {}s",
+                    CONNECT_TIMEOUT.as_secs()
+                )),
             }
         }
         (McpServers { servers }, errors)
@@ -132,14 +141,14 @@ impl McpServers {
                     .iter()
                     .filter(move |t| !read_only || is_read_only(t))
                     .map(|t| ToolSpec {
-                    name: model_name(&s.name, &t.name),
-                    description: t
-                        .description
-                        .as_deref()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| format!("Tool {} of MCP server {}", t.name, s.name)),
-                    parameters: Value::Object((*t.input_schema).clone()),
-                })
+                        name: model_name(&s.name, &t.name),
+                        description: t
+                            .description
+                            .as_deref()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| format!("Tool {} of MCP server {}", t.name, s.name)),
+                        parameters: Value::Object((*t.input_schema).clone()),
+                    })
             })
             .collect()
     }
@@ -147,11 +156,14 @@ impl McpServers {
     /// The MCP tool the model calls `name`, if any.
     pub fn find(&self, name: &str) -> Option<McpToolInfo> {
         self.servers.iter().find_map(|s| {
-            s.tools.iter().find(|t| model_name(&s.name, &t.name) == name).map(|t| McpToolInfo {
-                server: s.name.clone(),
-                tool: t.name.to_string(),
-                read_only: is_read_only(t),
-            })
+            s.tools
+                .iter()
+                .find(|t| model_name(&s.name, &t.name) == name)
+                .map(|t| McpToolInfo {
+                    server: s.name.clone(),
+                    tool: t.name.to_string(),
+                    read_only: is_read_only(t),
+                })
         })
     }
 
@@ -177,7 +189,10 @@ impl McpServers {
         for block in &result.content {
             match block.as_text() {
                 Some(t) => text.push(t.text.clone()),
-                None => text.push(truncate(&serde_json::to_string(block).unwrap_or_default(), 4000)),
+                None => text.push(truncate(
+                    &serde_json::to_string(block).unwrap_or_default(),
+                    4000,
+                )),
             }
         }
         if text.is_empty()

@@ -200,42 +200,38 @@ impl Store {
         tx.commit().map_err(err)
     }
 
-    /// A session's conversation with the model.
-    pub fn history(&self, id: &str) -> Result<Vec<Message>, String> {
+    /// The JSON column of a session's rows in `table`, in order.
+    fn json_rows(&self, table: &str, id: &str) -> Result<Vec<String>, String> {
         let db = self.db();
         let mut stmt = db
-            .prepare("SELECT json FROM messages WHERE session_id = ?1 ORDER BY seq")
+            .prepare(&format!(
+                "SELECT json FROM {table} WHERE session_id = ?1 ORDER BY seq"
+            ))
             .map_err(err)?;
         let rows = stmt
             .query_map(params![id], |r| r.get::<_, String>(0))
             .map_err(err)?;
-        let mut out = Vec::new();
-        for row in rows {
-            let json = row.map_err(err)?;
-            out.push(
-                serde_json::from_str(&json).map_err(|e| format!("corrupt stored message: {e}"))?,
-            );
-        }
-        Ok(out)
+        rows.map(|row| row.map_err(err)).collect()
     }
 
-    /// The updates to replay when loading a session.
+    /// A session's conversation with the model.
+    pub fn history(&self, id: &str) -> Result<Vec<Message>, String> {
+        self.json_rows("messages", id)?
+            .iter()
+            .map(|json| {
+                serde_json::from_str(json).map_err(|e| format!("corrupt stored message: {e}"))
+            })
+            .collect()
+    }
+
+    /// The updates to replay when loading a session (any that no longer
+    /// decode are left out).
     pub fn updates(&self, id: &str) -> Result<Vec<SessionUpdate>, String> {
-        let db = self.db();
-        let mut stmt = db
-            .prepare("SELECT json FROM updates WHERE session_id = ?1 ORDER BY seq")
-            .map_err(err)?;
-        let rows = stmt
-            .query_map(params![id], |r| r.get::<_, String>(0))
-            .map_err(err)?;
-        let mut out = Vec::new();
-        for row in rows {
-            let json = row.map_err(err)?;
-            if let Ok(u) = acp::schema::decode::<SessionUpdate>(&json) {
-                out.push(u);
-            }
-        }
-        Ok(out)
+        Ok(self
+            .json_rows("updates", id)?
+            .iter()
+            .filter_map(|json| acp::schema::decode::<SessionUpdate>(json).ok())
+            .collect())
     }
 
     /// One page of sessions, most recent first, optionally only those in

@@ -1,0 +1,276 @@
+//! The ACP agent: [`CodingAgent`] implements [`acp::Agent`].
+//!
+//! The methods of the trait are short and hand over to the module that does
+//! the work:
+//!
+//! - `sessions`: creating, loading, resuming, listing, closing and deleting
+//!   sessions, and the journal of updates kept for replay;
+//! - `settings`: modes and config options;
+//! - `turn`: the prompt turn loop that alternates model calls and tool calls;
+//! - `tool_calls` and `permissions`: running one tool call, with its
+//!   reporting and the user's permission;
+//! - `commands`: the slash commands `/compact` and `/init`.
+
+mod commands;
+mod permissions;
+mod sessions;
+mod settings;
+mod tool_calls;
+mod turn;
+
+pub use settings::Mode;
+
+use crate::config::Config;
+use crate::llm::{LlmClient, Message};
+use crate::mcp::McpServers;
+use crate::store::Store;
+use acp::schema::*;
+use acp::{Agent, AgentSideConnection};
+use serde_json::json;
+use settings::Settings;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// An open session.
+struct Session {
+    cwd: PathBuf,
+    settings: Mutex<Settings>,
+    /// Updates of the running turn, to be stored for replay.
+    journal: Mutex<Vec<SessionUpdate>>,
+    /// The title, once the first prompt gave one.
+    title: Mutex<Option<String>>,
+    /// The session's MCP servers.
+    mcp: McpServers,
+    /// MCP connection failures not yet shown to the user.
+    mcp_errors: Mutex<Vec<String>>,
+    /// The conversation; locked for the whole of a turn.
+    history: tokio::sync::Mutex<Vec<Message>>,
+    /// What the model calls cost so far, in US dollars, when the provider
+    /// reports costs (since the session was opened in this process).
+    cost: Mutex<Option<f64>>,
+}
+
+impl Session {
+    /// Adds the cost of one model call, if reported; the session's total so
+    /// far, if any call reported one.
+    fn add_cost(&self, cost: Option<f64>) -> Option<f64> {
+        let mut total = lock(&self.cost);
+        if let Some(c) = cost.filter(|c| c.is_finite() && *c >= 0.0) {
+            *total = Some(total.unwrap_or(0.0) + c);
+        }
+        *total
+    }
+}
+
+/// The coding agent: implements [`acp::Agent`].
+pub struct CodingAgent {
+    conn: AgentSideConnection,
+    config: Arc<Config>,
+    llm: LlmClient,
+    client_caps: Mutex<ClientCapabilities>,
+    sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
+    counter: AtomicU64,
+    store: Arc<Store>,
+}
+
+/// The id of the one authentication method: configuration by environment
+/// (or config file).
+pub const AUTH_METHOD_ID: &str = "environment";
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `invalid_params` with a message for the user.
+fn invalid_params(message: impl Into<String>) -> Error {
+    Error::invalid_params().data(json!({"message": message.into()}))
+}
+
+/// `resource_not_found` naming the session.
+fn session_not_found(id: &SessionId) -> Error {
+    Error::resource_not_found(None).data(json!({"sessionId": id.as_str()}))
+}
+
+/// `internal_error` carrying a store (or other) failure.
+fn internal(e: impl std::fmt::Display) -> Error {
+    Error::internal_error().data(json!(e.to_string()))
+}
+
+impl CodingAgent {
+    /// An agent that calls the client through `conn` and keeps sessions in
+    /// `store`.
+    pub(crate) fn new(conn: AgentSideConnection, config: Config, store: Arc<Store>) -> Self {
+        let llm = LlmClient::new(
+            Duration::from_secs(config.request_timeout_secs),
+            config.max_output_tokens,
+        )
+        .thinking_budget(config.thinking_budget);
+        CodingAgent {
+            conn,
+            config: Arc::new(config),
+            llm,
+            client_caps: Mutex::new(ClientCapabilities::default()),
+            sessions: Mutex::new(HashMap::new()),
+            counter: AtomicU64::new(0),
+            store,
+        }
+    }
+
+    /// The open session `id`.
+    fn session(&self, id: &SessionId) -> Result<Arc<Session>, Error> {
+        lock(&self.sessions)
+            .get(id)
+            .cloned()
+            .ok_or_else(|| session_not_found(id))
+    }
+
+    /// A number unique in this process, for session and tool call ids.
+    fn next_number(&self) -> u64 {
+        self.counter.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Sends `update` to the client without recording it for replay.
+    async fn send(&self, session_id: &SessionId, update: impl Into<SessionUpdate>) {
+        // A failed notification means the client went away; the turn will
+        // notice when its next request fails.
+        let _ = self
+            .conn
+            .session_notification(SessionNotification::new(session_id.clone(), update.into()))
+            .await;
+    }
+
+    /// Sends `update` to the client, recording it in the session's journal
+    /// when it belongs in the replayed history.
+    async fn notify(&self, session_id: &SessionId, update: impl Into<SessionUpdate>) {
+        let update = update.into();
+        let session = lock(&self.sessions).get(session_id).cloned();
+        if let Some(session) = session {
+            sessions::journal(&mut lock(&session.journal), &update);
+        }
+        self.send(session_id, update).await;
+    }
+
+    /// Tells the user why the turn stopped early.
+    async fn report_error(&self, session_id: &SessionId, message: &str) {
+        self.notify(
+            session_id,
+            SessionUpdate::agent_message(format!("\n\n⚠️ The turn stopped: {message}")),
+        )
+        .await;
+    }
+}
+
+impl Agent for CodingAgent {
+    async fn initialize(&self, args: InitializeRequest) -> Result<InitializeResponse, Error> {
+        *lock(&self.client_caps) = args.client_capabilities;
+        let version = if args.protocol_version < ProtocolVersion::LATEST {
+            args.protocol_version
+        } else {
+            ProtocolVersion::LATEST
+        };
+        let auth = AuthMethodAgent::new(AUTH_METHOD_ID, "Environment variables or config file")
+            .description(
+                "Set OPENAI_API_KEY (and optionally OPENAI_BASE_URL), OPENAI_BASE_URL alone for a \
+                 local OpenAI-compatible server, or ANTHROPIC_API_KEY; choose the model with \
+                 ACP_AGENT_MODEL=provider:model. Or make the same settings in the config file \
+                 (`acp-agent --help` tells where it is). Then restart the agent.",
+            );
+        let images = self
+            .config
+            .model
+            .as_ref()
+            .is_ok_and(|m| self.config.accepts_images(m));
+        Ok(InitializeResponse::new(version)
+            .agent_capabilities(
+                AgentCapabilities::new()
+                    .load_session(true)
+                    .mcp_capabilities(McpCapabilities::new().http(true).sse(false))
+                    .prompt_capabilities(
+                        PromptCapabilities::new()
+                            .embedded_context(true)
+                            .image(images),
+                    )
+                    .session_capabilities(
+                        SessionCapabilities::new()
+                            .list(SessionListCapabilities::new())
+                            .resume(SessionResumeCapabilities::new())
+                            .close(SessionCloseCapabilities::new())
+                            .delete(SessionDeleteCapabilities::new()),
+                    ),
+            )
+            .auth_methods(vec![AuthMethod::from(auth)])
+            .agent_info(
+                Implementation::new("acp-agent", env!("CARGO_PKG_VERSION")).title("ACP Agent"),
+            ))
+    }
+
+    async fn authenticate(&self, args: AuthenticateRequest) -> Result<AuthenticateResponse, Error> {
+        if args.method_id.as_str() != AUTH_METHOD_ID {
+            return Err(invalid_params(format!(
+                "unknown auth method {}",
+                args.method_id
+            )));
+        }
+        match &self.config.model {
+            Ok(_) => Ok(AuthenticateResponse::new()),
+            Err(msg) => Err(Error::new(ErrorCode::AUTH_REQUIRED, msg.clone())),
+        }
+    }
+
+    async fn new_session(&self, args: NewSessionRequest) -> Result<NewSessionResponse, Error> {
+        self.create_session(args).await
+    }
+
+    async fn load_session(&self, args: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
+        self.load_stored_session(args).await
+    }
+
+    async fn resume_session(
+        &self,
+        args: ResumeSessionRequest,
+    ) -> Result<ResumeSessionResponse, Error> {
+        self.resume_stored_session(args).await
+    }
+
+    async fn list_sessions(
+        &self,
+        args: ListSessionsRequest,
+    ) -> Result<ListSessionsResponse, Error> {
+        self.list_stored_sessions(args)
+    }
+
+    async fn close_session(
+        &self,
+        args: CloseSessionRequest,
+    ) -> Result<CloseSessionResponse, Error> {
+        self.close_open_session(args)
+    }
+
+    async fn delete_session(
+        &self,
+        args: DeleteSessionRequest,
+    ) -> Result<DeleteSessionResponse, Error> {
+        self.delete_stored_session(args)
+    }
+
+    async fn set_session_mode(
+        &self,
+        args: SetSessionModeRequest,
+    ) -> Result<SetSessionModeResponse, Error> {
+        self.change_mode(args).await
+    }
+
+    async fn set_session_config_option(
+        &self,
+        args: SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, Error> {
+        self.change_config_option(args).await
+    }
+
+    async fn prompt(&self, args: PromptRequest) -> Result<PromptResponse, Error> {
+        self.run_prompt(args).await
+    }
+}

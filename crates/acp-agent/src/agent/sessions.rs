@@ -1,0 +1,324 @@
+//! Session lifecycle: `session/new`, `load`, `resume`, `list`, `close` and
+//! `delete`, backed by the [`Store`](crate::store::Store); and the journal of a
+//! turn's updates, stored so that loading a session can replay it.
+
+use super::settings::{Mode, Settings};
+use super::{CodingAgent, Session, internal, invalid_params, lock, session_not_found};
+use crate::config::ModelRef;
+use crate::llm::Message;
+use crate::mcp::McpServers;
+use crate::store::{StoredSession, now_ms, rfc3339};
+use acp::schema::*;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+impl Session {
+    /// A session in `cwd`, connected to its MCP servers (failures are kept to
+    /// be shown at the first prompt).
+    async fn open(
+        cwd: PathBuf,
+        settings: Settings,
+        title: Option<String>,
+        history: Vec<Message>,
+        mcp_servers: &[McpServer],
+    ) -> Arc<Session> {
+        let (mcp, mcp_errors) = McpServers::connect(mcp_servers, &cwd).await;
+        Arc::new(Session {
+            mcp,
+            mcp_errors: Mutex::new(mcp_errors),
+            cwd,
+            settings: Mutex::new(settings),
+            journal: Mutex::new(Vec::new()),
+            title: Mutex::new(title),
+            history: tokio::sync::Mutex::new(history),
+            cost: Mutex::new(None),
+        })
+    }
+}
+
+/// `cwd` as a path, which must be absolute.
+fn absolute(cwd: &str) -> Result<PathBuf, Error> {
+    let path = PathBuf::from(cwd);
+    if path.is_absolute() {
+        Ok(path)
+    } else {
+        Err(invalid_params("cwd must be an absolute path"))
+    }
+}
+
+impl CodingAgent {
+    /// The model new sessions start with, or `auth_required` saying what to
+    /// configure.
+    fn default_model(&self) -> Result<ModelRef, Error> {
+        self.config
+            .model
+            .clone()
+            .map_err(|msg| Error::new(ErrorCode::AUTH_REQUIRED, msg))
+    }
+
+    fn new_session_id(&self) -> SessionId {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let n = self.next_number();
+        SessionId::new(format!("sess-{nanos:x}-{}-{n}", std::process::id()))
+    }
+
+    /// `session/new`.
+    pub(super) async fn create_session(
+        &self,
+        args: NewSessionRequest,
+    ) -> Result<NewSessionResponse, Error> {
+        let model = self.default_model()?;
+        let cwd = absolute(&args.cwd)?;
+        let settings = Settings::new(Mode::Ask, model);
+        let options = self.config_options(&settings);
+        let id = self.new_session_id();
+        self.store
+            .create(&StoredSession {
+                id: id.to_string(),
+                cwd: args.cwd.clone(),
+                title: None,
+                updated_at_ms: now_ms(),
+                mode: settings.mode.id().into(),
+                model: settings.model.id(),
+            })
+            .map_err(internal)?;
+        let session = Session::open(cwd, settings, None, Vec::new(), &args.mcp_servers).await;
+        lock(&self.sessions).insert(id.clone(), session);
+        self.announce_commands_after_response(&id);
+        Ok(NewSessionResponse::new(id)
+            .modes(Self::modes(Mode::Ask))
+            .config_options(options))
+    }
+
+    /// Opens a stored session for `session/load` or `session/resume`.
+    async fn open_stored(
+        &self,
+        id: &SessionId,
+        cwd: &str,
+        mcp_servers: &[McpServer],
+    ) -> Result<Arc<Session>, Error> {
+        let stored = self
+            .store
+            .get(id.as_str())
+            .map_err(internal)?
+            .ok_or_else(|| session_not_found(id))?;
+        let cwd = absolute(if cwd.is_empty() { &stored.cwd } else { cwd })?;
+        let model = match ModelRef::parse(&stored.model) {
+            Ok(m) if self.config.provider(m.provider).is_some() => m,
+            _ => self.default_model()?,
+        };
+        let history = self.store.history(id.as_str()).map_err(internal)?;
+        let mode = Mode::from_id(&stored.mode).unwrap_or(Mode::Ask);
+        let session = Session::open(
+            cwd,
+            Settings::new(mode, model),
+            stored.title,
+            history,
+            mcp_servers,
+        )
+        .await;
+        lock(&self.sessions).insert(id.clone(), session.clone());
+        Ok(session)
+    }
+
+    /// `session/load`: replays the stored updates before answering.
+    pub(super) async fn load_stored_session(
+        &self,
+        args: LoadSessionRequest,
+    ) -> Result<LoadSessionResponse, Error> {
+        // Loading an open session again takes it from the store afresh.
+        lock(&self.sessions).remove(&args.session_id);
+        let session = self
+            .open_stored(&args.session_id, &args.cwd, &args.mcp_servers)
+            .await?;
+        let updates = self
+            .store
+            .updates(args.session_id.as_str())
+            .map_err(internal)?;
+        for update in updates {
+            self.conn
+                .session_notification(SessionNotification::new(args.session_id.clone(), update))
+                .await
+                .map_err(internal)?;
+        }
+        self.announce_commands(&args.session_id).await;
+        let (modes, options) = self.settings_state(&session);
+        Ok(LoadSessionResponse::new()
+            .modes(modes)
+            .config_options(options))
+    }
+
+    /// `session/resume`: like load, without the replay.
+    pub(super) async fn resume_stored_session(
+        &self,
+        args: ResumeSessionRequest,
+    ) -> Result<ResumeSessionResponse, Error> {
+        let existing = lock(&self.sessions).get(&args.session_id).cloned();
+        let session = match existing {
+            Some(s) => s,
+            None => {
+                let servers = args.mcp_servers.clone().unwrap_or_default();
+                self.open_stored(&args.session_id, &args.cwd, &servers)
+                    .await?
+            }
+        };
+        self.announce_commands(&args.session_id).await;
+        let (modes, options) = self.settings_state(&session);
+        Ok(ResumeSessionResponse::new()
+            .modes(modes)
+            .config_options(options))
+    }
+
+    /// `session/list`: stored sessions, most recent first, paged.
+    pub(super) fn list_stored_sessions(
+        &self,
+        args: ListSessionsRequest,
+    ) -> Result<ListSessionsResponse, Error> {
+        let offset = match &args.cursor {
+            None => 0,
+            Some(c) => c
+                .parse::<usize>()
+                .map_err(|_| invalid_params("invalid cursor"))?,
+        };
+        let (rows, next) = self
+            .store
+            .list(args.cwd.as_deref(), offset)
+            .map_err(internal)?;
+        let sessions: Vec<SessionInfo> = rows
+            .into_iter()
+            .map(|r| {
+                let mut info = SessionInfo::new(r.id, r.cwd).updated_at(rfc3339(r.updated_at_ms));
+                if let Some(t) = r.title {
+                    info = info.title(t);
+                }
+                info
+            })
+            .collect();
+        let mut resp = ListSessionsResponse::new(sessions);
+        if let Some(n) = next {
+            resp = resp.next_cursor(n.to_string());
+        }
+        Ok(resp)
+    }
+
+    /// `session/close`: cancels its turn and forgets the open session (the
+    /// stored one stays).
+    pub(super) fn close_open_session(
+        &self,
+        args: CloseSessionRequest,
+    ) -> Result<CloseSessionResponse, Error> {
+        self.conn.cancellation(&args.session_id).cancel();
+        let was_open = lock(&self.sessions).remove(&args.session_id).is_some();
+        let stored = self
+            .store
+            .get(args.session_id.as_str())
+            .map_err(internal)?
+            .is_some();
+        if !was_open && !stored {
+            return Err(session_not_found(&args.session_id));
+        }
+        Ok(CloseSessionResponse::new())
+    }
+
+    /// `session/delete`: closes the session and removes it from the store.
+    pub(super) fn delete_stored_session(
+        &self,
+        args: DeleteSessionRequest,
+    ) -> Result<DeleteSessionResponse, Error> {
+        self.conn.cancellation(&args.session_id).cancel();
+        lock(&self.sessions).remove(&args.session_id);
+        let existed = self
+            .store
+            .delete(args.session_id.as_str())
+            .map_err(internal)?;
+        if !existed {
+            return Err(session_not_found(&args.session_id));
+        }
+        Ok(DeleteSessionResponse::new())
+    }
+}
+
+/// A title from the first prompt: its first non-empty line, shortened.
+pub(super) fn make_title(text: &str) -> Option<String> {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    Some(crate::llm::truncate(line, 80))
+}
+
+/// Adds `update` to a turn's journal if it belongs in the replayed history,
+/// merging it into the previous entry where possible so that streamed pieces
+/// are stored as whole messages.
+pub(super) fn journal(entries: &mut Vec<SessionUpdate>, update: &SessionUpdate) {
+    match (entries.last_mut(), update) {
+        (Some(SessionUpdate::AgentMessageChunk(prev)), SessionUpdate::AgentMessageChunk(new))
+        | (Some(SessionUpdate::AgentThoughtChunk(prev)), SessionUpdate::AgentThoughtChunk(new)) => {
+            if let (ContentBlock::Text(a), ContentBlock::Text(b)) =
+                (&mut prev.content, &new.content)
+            {
+                a.text.push_str(&b.text);
+                return;
+            }
+        }
+        (Some(SessionUpdate::ToolCallUpdate(prev)), SessionUpdate::ToolCallUpdate(new))
+            if prev.tool_call_id == new.tool_call_id =>
+        {
+            merge_update(prev, new);
+            return;
+        }
+        _ => {}
+    }
+    match update {
+        SessionUpdate::UserMessageChunk(_)
+        | SessionUpdate::AgentMessageChunk(_)
+        | SessionUpdate::AgentThoughtChunk(_)
+        | SessionUpdate::ToolCall(_)
+        | SessionUpdate::ToolCallUpdate(_)
+        | SessionUpdate::Plan(_) => entries.push(update.clone()),
+        _ => {}
+    }
+}
+
+fn merge_update(prev: &mut ToolCallUpdate, new: &ToolCallUpdate) {
+    macro_rules! take {
+        ($($f:ident),*) => {$(
+            if new.$f.is_some() {
+                prev.$f = new.$f.clone();
+            }
+        )*};
+    }
+    take!(
+        kind, status, title, name, content, locations, raw_input, raw_output, meta
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn journal_merges_streamed_pieces() {
+        let mut j = Vec::new();
+        journal(&mut j, &SessionUpdate::agent_message("a"));
+        journal(&mut j, &SessionUpdate::agent_message("b"));
+        journal(&mut j, &UsageUpdate::new(1, 2).into());
+        journal(
+            &mut j,
+            &ToolCallUpdate::new("t")
+                .status(ToolCallStatus::InProgress)
+                .into(),
+        );
+        journal(
+            &mut j,
+            &ToolCallUpdate::new("t").content(vec!["out".into()]).into(),
+        );
+        assert_eq!(j.len(), 2);
+        assert_eq!(j[0], SessionUpdate::agent_message("ab"));
+        let SessionUpdate::ToolCallUpdate(u) = &j[1] else {
+            panic!()
+        };
+        assert_eq!(u.status, Some(ToolCallStatus::InProgress));
+        assert!(u.content.is_some());
+    }
+}

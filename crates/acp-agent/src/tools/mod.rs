@@ -1,0 +1,371 @@
+//! The tools the model can call: their schemas, how each is described to the
+//! client, and how each runs (through the client when it offers file system or
+//! terminal access, locally otherwise).
+//!
+//! This module holds what all tools share: the parsed call ([`ToolInput`]),
+//! what a tool may use ([`ToolEnv`]), its result ([`ToolOutcome`]) and the
+//! dispatch. Each family lives in its own module: [`files`] (read, write,
+//! edit), [`search`] (list, grep), [`shell`] (commands) and `plan`.
+
+pub mod files;
+mod plan;
+pub mod search;
+pub mod shell;
+
+pub use files::{FileChange, MAX_READ_BYTES, apply_change, atomic_write, plan_change, read_text};
+pub use search::{MAX_GREP_MATCHES, MAX_LIST_ENTRIES, grep, list_files};
+pub use shell::{DEFAULT_COMMAND_TIMEOUT, MAX_COMMAND_OUTPUT};
+
+use crate::llm::{ToolSpec, truncate};
+use acp::AgentSideConnection;
+use acp::CancellationToken;
+use acp::schema::*;
+use serde_json::Value;
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+/// The tools offered to the model. `read_only` leaves out those that change
+/// files or run commands.
+pub fn specs(read_only: bool) -> Vec<ToolSpec> {
+    let mut out = vec![files::read_spec()];
+    out.extend(search::specs());
+    out.push(plan::spec());
+    if !read_only {
+        out.extend(files::change_specs());
+        out.push(shell::spec());
+    }
+    out
+}
+
+/// Parsed arguments of a tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolInput {
+    /// `read_file`.
+    ReadFile {
+        /// Absolute path.
+        path: PathBuf,
+        /// 1-based first line.
+        line: Option<u32>,
+        /// Most lines.
+        limit: Option<u32>,
+    },
+    /// `write_file`.
+    WriteFile {
+        /// Absolute path.
+        path: PathBuf,
+        /// The new content.
+        content: String,
+    },
+    /// `edit_file`.
+    EditFile {
+        /// Absolute path.
+        path: PathBuf,
+        /// Text to find.
+        old_string: String,
+        /// Replacement.
+        new_string: String,
+        /// Replace every occurrence.
+        replace_all: bool,
+    },
+    /// `list_files`.
+    ListFiles {
+        /// Absolute directory.
+        path: PathBuf,
+        /// Glob filter.
+        glob: Option<String>,
+    },
+    /// `grep`.
+    Grep {
+        /// The regex.
+        pattern: String,
+        /// Absolute file or directory.
+        path: PathBuf,
+        /// Glob filter.
+        glob: Option<String>,
+        /// Ignore case.
+        case_insensitive: bool,
+    },
+    /// `run_command`.
+    RunCommand {
+        /// The shell command line.
+        command: String,
+        /// Time limit in seconds.
+        timeout_secs: u64,
+    },
+    /// `update_plan`.
+    UpdatePlan {
+        /// The new plan.
+        entries: Vec<PlanEntry>,
+    },
+}
+
+/// `p` made absolute against `cwd`, with `.` and `..` resolved lexically.
+pub fn resolve(cwd: &Path, p: &str) -> PathBuf {
+    let joined = if Path::new(p).is_absolute() {
+        PathBuf::from(p)
+    } else {
+        cwd.join(p)
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Decodes a tool's JSON arguments into its argument struct.
+fn typed<T: serde::de::DeserializeOwned>(v: Value, name: &str) -> Result<T, String> {
+    serde_json::from_value(v).map_err(|e| format!("invalid arguments for {name}: {e}"))
+}
+
+impl ToolInput {
+    /// Parses the model's JSON arguments for tool `name`.
+    pub fn parse(name: &str, arguments: &str, cwd: &Path) -> Result<ToolInput, String> {
+        let args = if arguments.trim().is_empty() {
+            "{}"
+        } else {
+            arguments
+        };
+        let value: Value = serde_json::from_str(args).map_err(|e| {
+            format!(
+                "the arguments are not valid JSON ({e}): {}",
+                truncate(args, 300)
+            )
+        })?;
+        match name {
+            "read_file" | "write_file" | "edit_file" => files::parse(name, value, cwd),
+            "list_files" | "grep" => search::parse(name, value, cwd),
+            "run_command" => shell::parse(value),
+            "update_plan" => plan::parse(value),
+            other => Err(format!("there is no tool named {other:?}")),
+        }
+    }
+
+    /// Whether the tool changes files or runs commands (needs permission, and
+    /// is refused in read-only mode).
+    pub fn is_mutating(&self) -> bool {
+        matches!(
+            self,
+            ToolInput::WriteFile { .. } | ToolInput::EditFile { .. } | ToolInput::RunCommand { .. }
+        )
+    }
+
+    /// The tool's kind for the client.
+    pub fn kind(&self) -> ToolKind {
+        match self {
+            ToolInput::ReadFile { .. } => ToolKind::Read,
+            ToolInput::WriteFile { .. } | ToolInput::EditFile { .. } => ToolKind::Edit,
+            ToolInput::ListFiles { .. } | ToolInput::Grep { .. } => ToolKind::Search,
+            ToolInput::RunCommand { .. } => ToolKind::Execute,
+            ToolInput::UpdatePlan { .. } => ToolKind::Think,
+        }
+    }
+
+    /// A short title for the client, with paths shown relative to `cwd`.
+    pub fn title(&self, cwd: &Path) -> String {
+        let rel = |p: &Path| display_path(p, cwd);
+        match self {
+            ToolInput::ReadFile { path, line, limit } => match (line, limit) {
+                (Some(l), Some(n)) => {
+                    format!("Read {} (lines {l}–{})", rel(path), l + n.saturating_sub(1))
+                }
+                (Some(l), None) => format!("Read {} (from line {l})", rel(path)),
+                _ => format!("Read {}", rel(path)),
+            },
+            ToolInput::WriteFile { path, .. } => format!("Write {}", rel(path)),
+            ToolInput::EditFile { path, .. } => format!("Edit {}", rel(path)),
+            ToolInput::ListFiles { path, glob } => match glob {
+                Some(g) => format!("List {g} in {}", rel(path)),
+                None => format!("List {}", rel(path)),
+            },
+            ToolInput::Grep { pattern, path, .. } => format!("Search {pattern:?} in {}", rel(path)),
+            ToolInput::RunCommand { command, .. } => format!("Run `{}`", truncate(command, 120)),
+            ToolInput::UpdatePlan { .. } => "Update plan".into(),
+        }
+    }
+
+    /// The places the tool touches.
+    pub fn locations(&self) -> Vec<ToolCallLocation> {
+        match self {
+            ToolInput::ReadFile { path, line, .. } => {
+                let mut loc = ToolCallLocation::new(path.display().to_string());
+                if let Some(l) = line {
+                    loc = loc.line(*l);
+                }
+                vec![loc]
+            }
+            ToolInput::WriteFile { path, .. }
+            | ToolInput::EditFile { path, .. }
+            | ToolInput::ListFiles { path, .. }
+            | ToolInput::Grep { path, .. } => {
+                vec![ToolCallLocation::new(path.display().to_string())]
+            }
+            ToolInput::RunCommand { .. } | ToolInput::UpdatePlan { .. } => vec![],
+        }
+    }
+}
+
+/// `p` relative to `cwd` when inside it, else absolute.
+pub fn display_path(p: &Path, cwd: &Path) -> String {
+    match p.strip_prefix(cwd) {
+        Ok(r) if r.as_os_str().is_empty() => ".".into(),
+        Ok(r) => r.display().to_string(),
+        Err(_) => p.display().to_string(),
+    }
+}
+
+/// What the tools may use of the client and the session.
+#[derive(Clone)]
+pub struct ToolEnv {
+    /// The connection to the client.
+    pub conn: AgentSideConnection,
+    /// The session the call belongs to.
+    pub session_id: SessionId,
+    /// The session's working directory.
+    pub cwd: PathBuf,
+    /// Read files through the client.
+    pub client_read: bool,
+    /// Write files through the client.
+    pub client_write: bool,
+    /// Run commands in client terminals.
+    pub client_terminal: bool,
+    /// Cancelled when the turn is cancelled.
+    pub cancel: CancellationToken,
+}
+
+/// The result of running a tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// What the model is told.
+    pub for_model: String,
+    /// What the client shows in the tool call.
+    pub content: Vec<ToolCallContent>,
+    /// Whether it stopped because the turn was cancelled.
+    pub cancelled: bool,
+}
+
+impl ToolOutcome {
+    /// A failure with `message`, for the model and the user alike.
+    pub fn fail(message: impl Into<String>) -> Self {
+        let message = message.into();
+        ToolOutcome {
+            ok: false,
+            for_model: format!("Error: {message}"),
+            content: vec![ToolCallContent::from(message)],
+            cancelled: false,
+        }
+    }
+
+    /// Stopped because the turn was cancelled; the model is told `for_model`.
+    pub fn cancelled(for_model: impl Into<String>) -> Self {
+        ToolOutcome {
+            ok: false,
+            for_model: for_model.into(),
+            content: vec![],
+            cancelled: true,
+        }
+    }
+}
+
+/// `text` as a fenced block for the client, cut to `max` bytes.
+fn code_block(text: &str, max: usize) -> ToolCallContent {
+    ToolCallContent::from(format!("```\n{}\n```", truncate(text, max)))
+}
+
+/// Runs a tool. Long-running tools (commands) stream their output into the
+/// tool call `call_id` as they go.
+pub async fn run(env: &ToolEnv, input: &ToolInput, call_id: &ToolCallId) -> ToolOutcome {
+    match input {
+        ToolInput::ReadFile { path, line, limit } => {
+            files::read_file(env, path, *line, *limit).await
+        }
+        ToolInput::ListFiles { path, glob } => {
+            let (path, glob, cwd) = (path.clone(), glob.clone(), env.cwd.clone());
+            blocking(move || list_files(&path, glob.as_deref(), &cwd)).await
+        }
+        ToolInput::Grep {
+            pattern,
+            path,
+            glob,
+            case_insensitive,
+        } => {
+            let (pattern, path, glob, ci, cwd) = (
+                pattern.clone(),
+                path.clone(),
+                glob.clone(),
+                *case_insensitive,
+                env.cwd.clone(),
+            );
+            blocking(move || grep(&pattern, &path, glob.as_deref(), ci, &cwd)).await
+        }
+        ToolInput::RunCommand {
+            command,
+            timeout_secs,
+        } => shell::run(env, command, Duration::from_secs(*timeout_secs), call_id).await,
+        ToolInput::WriteFile { .. } | ToolInput::EditFile { .. } => {
+            match plan_change(env, input).await {
+                Ok(change) => apply_change(env, &change).await,
+                Err(e) => ToolOutcome::fail(e),
+            }
+        }
+        ToolInput::UpdatePlan { .. } => ToolOutcome::fail("update_plan is handled by the agent"),
+    }
+}
+
+async fn blocking(f: impl FnOnce() -> Result<String, String> + Send + 'static) -> ToolOutcome {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(text)) => ToolOutcome {
+            ok: true,
+            content: vec![code_block(&text, 8000)],
+            for_model: text,
+            cancelled: false,
+        },
+        Ok(Err(e)) => ToolOutcome::fail(e),
+        Err(e) => ToolOutcome::fail(format!("the tool crashed: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_relative_paths_against_cwd() {
+        let cwd = Path::new("/w/proj");
+        assert_eq!(resolve(cwd, "src/a.rs"), PathBuf::from("/w/proj/src/a.rs"));
+        assert_eq!(resolve(cwd, "./x/../b"), PathBuf::from("/w/proj/b"));
+        assert_eq!(resolve(cwd, "/etc/hosts"), PathBuf::from("/etc/hosts"));
+    }
+
+    #[test]
+    fn parse_errors_are_messages() {
+        let cwd = Path::new("/w");
+        assert!(
+            ToolInput::parse("read_file", "{\"path\":", cwd)
+                .unwrap_err()
+                .contains("not valid JSON")
+        );
+        assert!(
+            ToolInput::parse("nope", "{}", cwd)
+                .unwrap_err()
+                .contains("no tool named")
+        );
+        assert!(
+            ToolInput::parse("edit_file", "{\"path\":\"a\"}", cwd)
+                .unwrap_err()
+                .contains("invalid arguments")
+        );
+        let i = ToolInput::parse("run_command", "{\"command\":\"ls\"}", cwd).unwrap();
+        assert!(i.is_mutating());
+        assert_eq!(i.kind(), ToolKind::Execute);
+        assert_eq!(i.title(cwd), "Run `ls`");
+    }
+}

@@ -1,0 +1,91 @@
+//! Cancellation: a turn cancelled while the model streams, and while a
+//! command runs (locally and in a client terminal), ends promptly with
+//! `cancelled` and kills the command.
+
+mod support;
+
+use acp::schema::*;
+use serde_json::json;
+use support::*;
+
+#[tokio::test]
+async fn cancel_mid_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start(vec![Reply::SseHang(vec![text("Thinking about it")])]).await;
+    let env = openai_env(&mock);
+    let r = start_agent(&env, TestClient::new("allow_once")).await;
+    let sid = open_session(&r, caps(true, true), dir.path()).await;
+    let turn = r.spawn_prompt(&sid, "hi");
+    let rec = r.client.rec.clone();
+    wait_until("the first chunk", || {
+        rec.message_text().contains("Thinking")
+    })
+    .await;
+    r.cancel_turn(&sid, turn).await;
+    // The session still works afterwards, and remembers the partial answer.
+    mock.push(text_reply("Back."));
+    assert_eq!(r.prompt(&sid, "again").await, StopReason::EndTurn);
+    let last = mock.requests().pop().unwrap();
+    assert_eq!(roles(&last), ["system", "user", "assistant", "user"]);
+}
+
+fn pid_alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.contains(") Z "),
+        Err(_) => false,
+    }
+}
+
+async fn cancel_mid_command(client_terminal: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = canonical(dir.path());
+    let mock = MockLlm::start(vec![tool_reply(
+        "c1",
+        "run_command",
+        json!({"command": "echo started; echo $$ > pid.txt; exec sleep 30"}),
+    )])
+    .await;
+    let env = openai_env(&mock);
+    let r = start_agent(&env, TestClient::new("allow_once")).await;
+    let sid = open_session(&r, caps(false, client_terminal), &cwd).await;
+    // Auto mode: no permission prompt.
+    r.conn
+        .set_session_mode(SetSessionModeRequest::new(sid.clone(), "auto"))
+        .await
+        .unwrap();
+    let turn = r.spawn_prompt(&sid, "run");
+    let pid_file = cwd.join("pid.txt");
+    wait_until("the command to start", || {
+        std::fs::read_to_string(&pid_file)
+            .map(|s| s.ends_with('\n'))
+            .unwrap_or(false)
+    })
+    .await;
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(pid_alive(pid));
+    r.cancel_turn(&sid, turn).await;
+    wait_until("the command to be killed", || !pid_alive(pid)).await;
+    assert!(r.client.rec.permissions.lock().unwrap().is_empty());
+    assert!(r.client.rec.updates().iter().any(|u| matches!(u,
+        SessionUpdate::CurrentModeUpdate(m) if m.current_mode_id.as_str() == "auto")));
+    if client_terminal {
+        assert_eq!(r.client.rec.kills.lock().unwrap().len(), 1);
+    }
+    let calls = r.client.rec.final_tool_calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].status, ToolCallStatus::Failed);
+}
+
+#[tokio::test]
+async fn cancel_mid_command_local() {
+    cancel_mid_command(false).await;
+}
+
+#[tokio::test]
+async fn cancel_mid_command_in_client_terminal() {
+    cancel_mid_command(true).await;
+}
