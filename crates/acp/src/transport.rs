@@ -54,10 +54,11 @@ impl Transport {
     /// Nothing else in the process may write to standard output, or the
     /// protocol stream is corrupted: send logs to standard error.
     ///
-    /// When standard input and output are pipes or sockets (as an editor
-    /// sets them up) and a Tokio runtime is running, they are switched to
-    /// non-blocking mode and driven by the runtime's reactor: no thread
-    /// hand-off per read or write. Anything else (a terminal, a file) goes
+    /// When standard input and output are pipes (as an editor sets them up)
+    /// and a Tokio runtime is running, they are read and written without
+    /// blocking, driven by the runtime's reactor: no thread hand-off per read
+    /// or write, and fd 0 and 1 themselves stay as they were. Anything else
+    /// (a socket, a terminal, a file) goes
     /// through Tokio's blocking stdin/stdout, which reads on a thread that
     /// cannot be interrupted: shutting down the runtime may then wait until the
     /// input closes, so an agent that wants to stop earlier should exit the
@@ -85,53 +86,58 @@ impl Transport {
     }
 }
 
-/// Standard input and output as non-blocking pipes or sockets, where possible.
+/// Standard input and output as non-blocking pipes, where possible.
+///
+/// Setting `O_NONBLOCK` on fd 0 or 1 would change them for everything else in
+/// the process (a stray `println!` would then fail with `WouldBlock`), so the
+/// pipe is opened again through `/proc/self/fd`, which gives a separate open
+/// file description that alone is made non-blocking. Anything else (sockets,
+/// terminals, files, systems without `/proc`) falls back to Tokio's blocking
+/// standard streams.
 mod nonblocking {
     use super::{BoxedReader, BoxedWriter};
-    use std::os::fd::{AsFd, OwnedFd};
-    use std::os::unix::fs::FileTypeExt;
+    use std::fs::{File, OpenOptions};
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     use tokio::net::unix::pipe;
 
-    enum Kind {
-        Pipe,
-        Socket,
-    }
-
-    /// A duplicate of `fd` and what it is, if it is a pipe or a socket and a
-    /// runtime is there to drive it.
-    fn classify(fd: impl AsFd) -> Option<(OwnedFd, Kind)> {
-        tokio::runtime::Handle::try_current().ok()?;
-        let owned = fd.as_fd().try_clone_to_owned().ok()?;
-        let file = std::fs::File::from(owned);
-        let kind = file.metadata().ok()?.file_type();
-        let kind = if kind.is_fifo() {
-            Kind::Pipe
-        } else if kind.is_socket() {
-            Kind::Socket
-        } else {
-            return None;
+    /// Whether `fd` is a pipe and a runtime is there to drive it.
+    fn is_pipe(fd: impl AsFd) -> bool {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return false;
+        }
+        let Ok(owned) = fd.as_fd().try_clone_to_owned() else {
+            return false;
         };
-        Some((OwnedFd::from(file), kind))
+        File::from(owned)
+            .metadata()
+            .is_ok_and(|m| m.file_type().is_fifo())
     }
 
-    fn socket(fd: OwnedFd) -> Option<tokio::net::UnixStream> {
-        let stream = std::os::unix::net::UnixStream::from(fd);
-        stream.set_nonblocking(true).ok()?;
-        tokio::net::UnixStream::from_std(stream).ok()
+    /// A new, non-blocking open file description of the pipe at `fd`.
+    fn reopen(fd: u8, write: bool) -> Option<File> {
+        OpenOptions::new()
+            .read(!write)
+            .write(write)
+            .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+            .open(format!("/proc/self/fd/{fd}"))
+            .ok()
     }
 
     pub(super) fn stdin() -> Option<BoxedReader> {
-        match classify(std::io::stdin())? {
-            (fd, Kind::Pipe) => Some(Box::pin(pipe::Receiver::from_owned_fd(fd).ok()?)),
-            (fd, Kind::Socket) => Some(Box::pin(socket(fd)?)),
+        if !is_pipe(std::io::stdin()) {
+            return None;
         }
+        let receiver = pipe::Receiver::from_file(reopen(0, false)?).ok()?;
+        Some(Box::pin(receiver))
     }
 
     pub(super) fn stdout() -> Option<BoxedWriter> {
-        match classify(std::io::stdout())? {
-            (fd, Kind::Pipe) => Some(Box::pin(pipe::Sender::from_owned_fd(fd).ok()?)),
-            (fd, Kind::Socket) => Some(Box::pin(socket(fd)?)),
+        if !is_pipe(std::io::stdout()) {
+            return None;
         }
+        let sender = pipe::Sender::from_file(reopen(1, true)?).ok()?;
+        Some(Box::pin(sender))
     }
 }
 

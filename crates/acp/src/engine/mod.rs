@@ -166,31 +166,80 @@ pub(crate) fn to_raw<T: Serialize>(result: Result<T, Error>) -> Result<Box<RawVa
         .map_err(|e| Error::internal_error().data(format!("could not serialise result: {e}")))
 }
 
-/// How a pending request learns its fate.
+/// How a response looked when the reader routed it (borrowing the read line).
 enum Payload<'a> {
     Result(&'a RawValue),
     Error(Error),
     /// A response-shaped message that did not parse.
     Malformed(String),
+}
+
+/// What a pending request receives: its response, still undecoded (the caller
+/// decodes it in its own task, so the reader never spends time on it).
+enum Reply {
+    Result(Box<RawValue>),
+    Error(Error),
+    Malformed(String),
     Closed,
 }
 
-/// Runs when the caller should see its response (possibly later, in order).
-type Delivery = Box<dyn FnOnce() + Send>;
-/// Decodes a response with the pending request's own type.
-type Responder = Box<dyn FnOnce(Payload<'_>) -> Delivery + Send>;
+impl From<Payload<'_>> for Reply {
+    fn from(payload: Payload<'_>) -> Self {
+        match payload {
+            Payload::Result(raw) => Reply::Result(raw.to_owned()),
+            Payload::Error(err) => Reply::Error(err),
+            Payload::Malformed(message) => Reply::Malformed(message),
+        }
+    }
+}
+
+/// A reply on its way to the caller (possibly later, in order).
+struct Delivery {
+    tx: oneshot::Sender<Reply>,
+    reply: Reply,
+}
+
+impl Delivery {
+    fn deliver(self) {
+        let _ = self.tx.send(self.reply);
+    }
+}
 
 struct Pending {
     method: &'static str,
-    responder: Responder,
+    tx: oneshot::Sender<Reply>,
     /// Sent from inside a notification handler: deliver without waiting for the lane.
     immediate: bool,
 }
 
+/// Hashes our own request ids, which are sequential and not chosen by the peer
+/// (so SipHash's protection is not needed): the id itself, which keeps
+/// neighbouring ids in neighbouring buckets, with its low bits copied into the
+/// top bits that hashbrown uses to tell the entries of a group apart.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_i64(&mut self, n: i64) {
+        let n = n as u64;
+        self.0 = n ^ (n << 57);
+    }
+}
+
+type IdMap<V> = HashMap<i64, V, std::hash::BuildHasherDefault<IdHasher>>;
+
 #[derive(Default)]
 struct PendingTable {
     closed: bool,
-    map: HashMap<i64, Pending>,
+    map: IdMap<Pending>,
 }
 
 /// A job for the notification lane.
@@ -372,23 +421,7 @@ impl RpcConnection {
             params,
         })
         .map_err(|e| ConnectionError::Serialize(Arc::new(e)))?;
-        let (tx, rx) = oneshot::channel::<Result<T, ConnectionError>>();
-        let responder: Responder = Box::new(move |payload| {
-            let result = match payload {
-                Payload::Result(raw) => decode(raw).map_err(ConnectionError::Protocol),
-                Payload::Error(err) => Err(ConnectionError::Remote(err)),
-                Payload::Malformed(message) => {
-                    Err(ConnectionError::Protocol(acp_schema::DecodeError {
-                        path: String::new(),
-                        message,
-                    }))
-                }
-                Payload::Closed => Err(ConnectionError::Closed),
-            };
-            Box::new(move || {
-                let _ = tx.send(result);
-            })
-        });
+        let (tx, rx) = oneshot::channel::<Reply>();
         let immediate = IN_NOTIFICATION
             .try_with(|c| *c == self.id())
             .unwrap_or(false);
@@ -401,7 +434,7 @@ impl RpcConnection {
                 id,
                 Pending {
                     method,
-                    responder,
+                    tx,
                     immediate,
                 },
             );
@@ -417,9 +450,20 @@ impl RpcConnection {
             return Err(self.close_error());
         }
         let _waiting = immediate.then(|| WaitingInNotification::new(&self.shared));
-        let result = rx.await;
+        let reply = rx.await;
         guard.armed = false;
-        result.unwrap_or_else(|_| Err(self.close_error()))
+        match reply {
+            Ok(Reply::Result(raw)) => decode(&raw).map_err(ConnectionError::Protocol),
+            Ok(Reply::Error(err)) => Err(ConnectionError::Remote(err)),
+            Ok(Reply::Malformed(message)) => {
+                Err(ConnectionError::Protocol(acp_schema::DecodeError {
+                    path: String::new(),
+                    message,
+                }))
+            }
+            Ok(Reply::Closed) => Err(ConnectionError::Closed),
+            Err(_) => Err(self.close_error()),
+        }
     }
 
     /// Sends a notification. Returns once it is queued for the writer, so
@@ -522,7 +566,7 @@ impl RpcConnection {
             std::mem::take(&mut table.map)
         };
         for (_, p) in pending {
-            (p.responder)(Payload::Closed)();
+            let _ = p.tx.send(Reply::Closed);
         }
         for (_, token) in lock(&self.shared.incoming).drain() {
             token.cancel();

@@ -170,9 +170,12 @@ impl Router {
             return;
         };
         let method = pending.method;
-        let delivery = (pending.responder)(payload);
+        let delivery = Delivery {
+            tx: pending.tx,
+            reply: payload.into(),
+        };
         if pending.immediate || self.lane_idle() {
-            delivery();
+            delivery.deliver();
         } else {
             debug!(%method, %id, "response waits for earlier notifications");
             self.enqueue(|permit| Job::Deliver(delivery, permit)).await;
@@ -192,7 +195,7 @@ pub(super) async fn notification_lane(conn: RpcConnection, mut jobs: mpsc::Unbou
                     warn!("a notification handler panicked");
                 }
             }
-            Job::Deliver(delivery, _permit) => delivery(),
+            Job::Deliver(delivery, _permit) => delivery.deliver(),
             Job::Start(task, _permit) => {
                 tokio::spawn(task);
             }
