@@ -25,9 +25,9 @@ use acp::schema::{
     WriteTextFileResponse,
 };
 use acp::{Agent, AgentSideConnection, Transport};
-use serde_json::json;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
+use serde_json::json;
 
 use crate::spec::{self, READ_PATH, SESSION_ID, Spec, Workload};
 use crate::sys;
