@@ -153,8 +153,23 @@ fn missing_agent_binary_is_actionable() {
         out.stderr
     );
     assert!(out.stderr.contains("--agent"), "{}", out.stderr);
-    // No agent named and no acp-agent anywhere.
-    let out = sb.run(&["exec", "hi"]);
+    // No agent named and no acp-agent anywhere: a copy of `acp` alone in a
+    // directory (the workspace build puts a real acp-agent beside the original).
+    let alone = sb.root().join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    let copy = alone.join("acp");
+    std::fs::copy(ACP, &copy).unwrap();
+    let out = std::process::Command::new(&copy)
+        .args(["exec", "hi"])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", sb.root().join("home"))
+        .env("XDG_CONFIG_HOME", sb.root().join("config"))
+        .current_dir(sb.work())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let out = sb.output(out);
     assert_code(&out, 127);
     assert!(out.stderr.contains("acp-agent"), "{}", out.stderr);
 }
