@@ -2,7 +2,7 @@
 //! [`AgentSideConnection`] it uses to call the client.
 
 use crate::IoFuture;
-use crate::engine::{ConnectionOptions, Handler, HandlerFuture, RpcConnection, to_raw};
+use crate::engine::{ConnectionOptions, Handler, HandlerFuture, RpcConnection, logged, respond};
 use crate::error::ConnectionError;
 use crate::transport::Transport;
 use acp_schema::*;
@@ -389,14 +389,6 @@ struct AgentHandler<A> {
     turns: Arc<PromptTurns>,
 }
 
-fn respond<T, F>(work: F) -> HandlerFuture
-where
-    T: serde::Serialize,
-    F: Future<Output = Result<T, Error>> + Send + 'static,
-{
-    Box::pin(async move { to_raw(work.await) })
-}
-
 impl<A: Agent> Handler for AgentHandler<A> {
     fn request(&self, method: &str, params: Option<&RawValue>) -> Result<HandlerFuture, Error> {
         let agent = self.agent.clone();
@@ -458,12 +450,7 @@ impl<A: Agent> Handler for AgentHandler<A> {
                 }
                 _ => return Err(Error::method_not_found()),
             };
-        Ok(Box::pin(async move {
-            if let Err(err) = work.await {
-                // The engine's span names the method.
-                tracing::warn!(%err, "notification handler failed");
-            }
-        }))
+        Ok(logged(work))
     }
 }
 

@@ -2,7 +2,7 @@
 //! [`ClientSideConnection`] it uses to call the agent.
 
 use crate::IoFuture;
-use crate::engine::{ConnectionOptions, Handler, HandlerFuture, RpcConnection, to_raw};
+use crate::engine::{ConnectionOptions, Handler, HandlerFuture, RpcConnection, logged, respond};
 use crate::error::ConnectionError;
 use crate::transport::Transport;
 use acp_schema::*;
@@ -288,14 +288,6 @@ struct ClientHandler<C> {
     client: Arc<C>,
 }
 
-fn respond<T, F>(work: F) -> HandlerFuture
-where
-    T: serde::Serialize,
-    F: Future<Output = Result<T, Error>> + Send + 'static,
-{
-    Box::pin(async move { to_raw(work.await) })
-}
-
 impl<C: Client> Handler for ClientHandler<C> {
     fn request(&self, method: &str, params: Option<&RawValue>) -> Result<HandlerFuture, Error> {
         let client = self.client.clone();
@@ -347,11 +339,6 @@ impl<C: Client> Handler for ClientHandler<C> {
                 }
                 _ => return Err(Error::method_not_found()),
             };
-        Ok(Box::pin(async move {
-            if let Err(err) = work.await {
-                // The engine's span names the method.
-                tracing::warn!(%err, "notification handler failed");
-            }
-        }))
+        Ok(logged(work))
     }
 }

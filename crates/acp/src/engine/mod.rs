@@ -166,6 +166,25 @@ pub(crate) fn to_raw<T: Serialize>(result: Result<T, Error>) -> Result<Box<RawVa
         .map_err(|e| Error::internal_error().data(format!("could not serialise result: {e}")))
 }
 
+/// Runs a typed handler and serialises its result.
+pub(crate) fn respond<T, F>(work: F) -> HandlerFuture
+where
+    T: Serialize,
+    F: std::future::Future<Output = Result<T, Error>> + Send + 'static,
+{
+    Box::pin(async move { to_raw(work.await) })
+}
+
+/// Runs a notification handler, logging its failure (the engine's span names
+/// the method).
+pub(crate) fn logged(work: BoxFuture<'static, Result<(), Error>>) -> BoxFuture<'static, ()> {
+    Box::pin(async move {
+        if let Err(err) = work.await {
+            tracing::warn!(%err, "notification handler failed");
+        }
+    })
+}
+
 /// How a response looked when the reader routed it (borrowing the read line).
 enum Payload<'a> {
     Result(&'a RawValue),
