@@ -120,7 +120,13 @@ struct Shared {
     /// Chat: terminals by tool call, and terminals whose output was shown.
     tool_terminals: Mutex<HashMap<ToolCallId, Vec<TerminalId>>>,
     shown_terminals: Mutex<std::collections::HashSet<TerminalId>>,
+    /// Chat: terminals whose output is shown as it arrives, with the
+    /// offset of the output shown so far.
+    live_terminals: Mutex<HashMap<TerminalId, usize>>,
 }
+
+/// Chat: how often a running terminal's output is checked for new lines.
+const LIVE_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 impl std::fmt::Debug for CliClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -144,6 +150,7 @@ impl CliClient {
                 remembered: Mutex::new(HashMap::new()),
                 tool_terminals: Mutex::new(HashMap::new()),
                 shown_terminals: Mutex::new(Default::default()),
+                live_terminals: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -180,8 +187,8 @@ impl CliClient {
         self.shared.terminals.kill_all();
     }
 
-    /// Chat: notes which terminals a tool call shows, and shows their
-    /// output once the call has finished.
+    /// Chat: notes which terminals a tool call shows, shows their output
+    /// as it arrives, and the rest once the call has finished.
     fn track_terminals(&self, update: &SessionUpdate) {
         let (id, content, status) = match update {
             SessionUpdate::ToolCall(call) => {
@@ -197,28 +204,138 @@ impl CliClient {
             .tool_terminals
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
+        let mut new = Vec::new();
         for item in content.into_iter().flatten() {
             if let ToolCallContent::Terminal(t) = item {
                 let list = map.entry(id.clone()).or_default();
                 if !list.contains(&t.terminal_id) {
                     list.push(t.terminal_id.clone());
+                    new.push(t.terminal_id.clone());
                 }
             }
         }
-        if matches!(
+        let done = if matches!(
             status,
             Some(ToolCallStatus::Completed | ToolCallStatus::Failed)
-        ) && let Some(list) = map.remove(id)
+        ) {
+            map.remove(id)
+        } else {
+            None
+        };
+        drop(map);
+        for terminal in new {
+            self.start_live(terminal);
+        }
+        for terminal in done.into_iter().flatten() {
+            self.show_terminal(&terminal);
+        }
+    }
+
+    /// Chat: starts showing the output of a terminal this client runs as
+    /// it arrives, polling its buffer until the command exits or the
+    /// terminal is shown in full ([`CliClient::show_terminal`]).
+    fn start_live(&self, id: TerminalId) {
         {
-            drop(map);
-            for terminal in list {
-                self.show_terminal(&terminal);
+            let mut live = self.live();
+            if live.contains_key(&id) || self.shown().contains(&id) {
+                return;
+            }
+            if self.shared.terminals.output_since(&id, 0, false).is_err() {
+                return;
+            }
+            live.insert(id.clone(), 0);
+            self.with_renderer(|r| {
+                if let Some(t) = r.transcript() {
+                    t.terminal_start(&id);
+                }
+            });
+        }
+        if !self.pump_live(&id) {
+            return;
+        }
+        let client = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(LIVE_POLL).await;
+                if !client.pump_live(&id) {
+                    break;
+                }
+            }
+        });
+    }
+
+    /// Chat: shows a live terminal's new complete lines; once the command
+    /// has exited, the rest and how it ended. False when the terminal is
+    /// no longer live.
+    fn pump_live(&self, id: &TerminalId) -> bool {
+        let mut live = self.live();
+        let Some(from) = live.get(id).copied() else {
+            return false;
+        };
+        match self.shared.terminals.output_since(id, from, false) {
+            Ok((since, None)) => {
+                if !since.text.is_empty() || since.skipped {
+                    self.with_renderer(|r| {
+                        if let Some(t) = r.transcript() {
+                            t.terminal_lines(&since.text, since.skipped);
+                        }
+                    });
+                }
+                live.insert(id.clone(), since.next);
+                true
+            }
+            _ => {
+                live.remove(id);
+                self.shown().insert(id.clone());
+                self.finish_live(id, from);
+                false
             }
         }
     }
 
-    /// Chat: shows a terminal's output, once.
+    /// Chat: shows the rest of a live terminal's output and how it ended.
+    fn finish_live(&self, id: &TerminalId, from: usize) {
+        let (since, exit) = match self.shared.terminals.output_since(id, from, true) {
+            Ok((since, exit)) => (Some(since), exit.as_ref().map(exit_text)),
+            Err(_) => (None, None),
+        };
+        self.with_renderer(|r| {
+            if let Some(t) = r.transcript() {
+                if let Some(since) = since
+                    && (!since.text.is_empty() || since.skipped)
+                {
+                    t.terminal_lines(&since.text, since.skipped);
+                }
+                t.terminal_end(exit.as_deref());
+            }
+        });
+    }
+
+    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<TerminalId, usize>> {
+        self.shared
+            .live_terminals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn shown(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<TerminalId>> {
+        self.shared
+            .shown_terminals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Chat: shows a terminal's output, once: the rest of it when it was
+    /// shown live, else all of it.
     fn show_terminal(&self, id: &TerminalId) {
+        {
+            let mut live = self.live();
+            if let Some(from) = live.remove(id) {
+                self.shown().insert(id.clone());
+                self.finish_live(id, from);
+                return;
+            }
+        }
         if !self
             .shared
             .shown_terminals
@@ -229,14 +346,7 @@ impl CliClient {
             return;
         }
         if let Ok(output) = self.shared.terminals.output(id) {
-            let exit = output
-                .exit_status
-                .as_ref()
-                .map(|s| match (s.exit_code, &s.signal) {
-                    (Some(code), _) => format!("exit {code}"),
-                    (None, Some(signal)) => format!("signal {signal}"),
-                    _ => "ended".to_owned(),
-                });
+            let exit = output.exit_status.as_ref().map(exit_text);
             self.with_renderer(|r| {
                 r.terminal_output(id, &output.output, output.truncated, exit.as_deref())
             });
@@ -601,6 +711,15 @@ impl Client for CliClient {
             self.track_terminals(&args.update);
         }
         Ok(())
+    }
+}
+
+/// How a terminal's command ended, for the transcript.
+fn exit_text(status: &TerminalExitStatus) -> String {
+    match (status.exit_code, &status.signal) {
+        (Some(code), _) => format!("exit {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        _ => "ended".to_owned(),
     }
 }
 

@@ -31,6 +31,19 @@ pub struct OutputBuffer {
     bytes: Vec<u8>,
     limit: Option<usize>,
     truncated: bool,
+    /// Bytes pushed so far, dropped ones included.
+    total: usize,
+}
+
+/// Output read since an offset (see [`OutputBuffer::since`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputSince {
+    /// The new text.
+    pub text: String,
+    /// The offset to read from next time.
+    pub next: usize,
+    /// Whether output after the offset had been dropped (byte limit).
+    pub skipped: bool,
 }
 
 impl OutputBuffer {
@@ -40,6 +53,7 @@ impl OutputBuffer {
             bytes: Vec::new(),
             limit,
             truncated: false,
+            total: 0,
         }
     }
 
@@ -47,6 +61,7 @@ impl OutputBuffer {
     /// output never starts inside a UTF-8 character.
     pub fn push(&mut self, data: &[u8]) {
         self.bytes.extend_from_slice(data);
+        self.total += data.len();
         let Some(limit) = self.limit else { return };
         if self.bytes.len() <= limit {
             return;
@@ -72,6 +87,31 @@ impl OutputBuffer {
             String::from_utf8_lossy(&self.bytes[..complete]).into_owned(),
             self.truncated,
         )
+    }
+}
+
+impl OutputBuffer {
+    /// The output after offset `from` (counted in bytes ever pushed): only
+    /// complete lines, unless `all`. Output dropped by the byte limit is
+    /// skipped.
+    pub fn since(&self, from: usize, all: bool) -> OutputSince {
+        let start = self.total - self.bytes.len();
+        let skipped = from < start;
+        let from = from.max(start).min(self.total);
+        let rest = &self.bytes[from - start..];
+        let end = if all {
+            match std::str::from_utf8(rest) {
+                Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                _ => rest.len(),
+            }
+        } else {
+            memchr::memrchr(b'\n', rest).map_or(0, |i| i + 1)
+        };
+        OutputSince {
+            text: String::from_utf8_lossy(&rest[..end]).into_owned(),
+            next: from + end,
+            skipped,
+        }
     }
 }
 
@@ -195,6 +235,25 @@ impl Terminals {
         Ok(response)
     }
 
+    /// The output after offset `from` (see [`OutputBuffer::since`]), and
+    /// the exit status if the command has exited (its output is then
+    /// complete).
+    pub fn output_since(
+        &self,
+        id: &TerminalId,
+        from: usize,
+        all: bool,
+    ) -> Result<(OutputSince, Option<TerminalExitStatus>), Error> {
+        let running = self.get(id)?;
+        let exit = running.exited();
+        let since = running
+            .output
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .since(from, all || exit.is_some());
+        Ok((since, exit))
+    }
+
     /// Waits for the command to exit.
     pub async fn wait_for_exit(&self, id: &TerminalId) -> Result<TerminalExitStatus, Error> {
         let mut exit = self.get(id)?.exit.clone();
@@ -301,6 +360,25 @@ mod tests {
         assert_eq!(buf.snapshot(), ("éxy".to_owned(), true));
         buf.push(b"z");
         assert_eq!(buf.snapshot(), ("xyz".to_owned(), true));
+    }
+
+    #[test]
+    fn since_reads_complete_lines_and_skips_dropped_output() {
+        let mut buf = OutputBuffer::new(Some(8));
+        buf.push(b"one\ntw");
+        let a = buf.since(0, false);
+        assert_eq!((a.text.as_str(), a.next, a.skipped), ("one\n", 4, false));
+        let b = buf.since(a.next, false);
+        assert_eq!((b.text.as_str(), b.next), ("", 4));
+        let c = buf.since(a.next, true);
+        assert_eq!((c.text.as_str(), c.next), ("tw", 6));
+        // 14 bytes pushed, the last 8 kept: "two\n" was partly dropped.
+        buf.push(b"o\nthree\n");
+        let d = buf.since(4, false);
+        assert_eq!(
+            (d.text.as_str(), d.next, d.skipped),
+            ("o\nthree\n", 14, true)
+        );
     }
 
     #[test]

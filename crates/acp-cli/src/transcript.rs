@@ -11,7 +11,14 @@ use crate::style::Style;
 use acp::schema::*;
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use syntect::easy::HighlightLines;
+use syntect::highlighting::{Theme, ThemeSet};
+use syntect::parsing::SyntaxSet;
+
+/// At most this many lines of a terminal's output are printed at once
+/// while it runs; the rest of a larger burst is summarised.
+pub const LIVE_LINES: usize = 40;
 
 /// The agent's slash commands, shared with the line editor's completion.
 pub type Commands = Arc<Mutex<Vec<AvailableCommand>>>;
@@ -32,6 +39,9 @@ pub struct Transcript {
     /// Text of the current line not printed yet.
     pending: String,
     in_code: bool,
+    /// Highlighter of the open fenced code block, when its language is
+    /// known and colour is on.
+    code: Option<HighlightLines<'static>>,
     tools: HashMap<ToolCallId, (ToolKind, String)>,
     last_plan: Option<Vec<(String, PlanEntryStatus)>>,
     /// The agent's slash commands.
@@ -55,6 +65,7 @@ impl Transcript {
             stream: None,
             pending: String::new(),
             in_code: false,
+            code: None,
             tools: HashMap::new(),
             last_plan: None,
             commands,
@@ -217,19 +228,30 @@ impl Transcript {
         let _ = self.out.flush();
     }
 
-    /// Light markdown for one line: fenced code in cyan, headings bold,
+    /// Light markdown for one line: fenced code highlighted by its
+    /// language (cyan when the language is unknown), headings bold,
     /// bullets, quotes dimmed, `**bold**` and `` `code` `` inline. Without
     /// colour the line is printed as written.
     fn markdown(&mut self, line: &str) -> String {
         let style = self.style;
-        if line.trim_start().starts_with("```") {
+        if let Some(info) = line.trim_start().strip_prefix("```") {
             self.in_code = !self.in_code;
+            self.code = if self.in_code && style.enabled() {
+                highlighter(info)
+            } else {
+                None
+            };
             return style.dim(line);
         }
         if !style.enabled() {
             return line.to_owned();
         }
         if self.in_code {
+            if let Some(h) = &mut self.code
+                && let Some(text) = highlight(h, line)
+            {
+                return text;
+            }
             return style.cyan(line);
         }
         let trimmed = line.trim_start();
@@ -318,6 +340,38 @@ impl Transcript {
         self.note("  └");
     }
 
+    /// Starts showing a running terminal's output (see
+    /// [`Transcript::terminal_lines`] and [`Transcript::terminal_end`]).
+    pub fn terminal_start(&mut self, id: &TerminalId) {
+        self.note(&format!("  ┌ terminal {id}"));
+    }
+
+    /// Shows new lines of a running terminal: at most [`LIVE_LINES`] of
+    /// them, the earlier ones of a larger burst are counted, not shown.
+    /// `skipped`: output was dropped by the terminal's byte limit.
+    pub fn terminal_lines(&mut self, text: &str, skipped: bool) {
+        if skipped {
+            self.note("  │ … [output truncated]");
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        let hidden = lines.len().saturating_sub(LIVE_LINES);
+        if hidden > 0 {
+            self.note(&format!("  │ … {hidden} lines not shown"));
+        }
+        for line in &lines[hidden..] {
+            let line = format!("  │ {line}");
+            self.line(&line);
+        }
+    }
+
+    /// Ends a terminal's output: how it ended, if it has.
+    pub fn terminal_end(&mut self, exit: Option<&str>) {
+        match exit {
+            Some(exit) => self.note(&format!("  └ {exit}")),
+            None => self.note("  └"),
+        }
+    }
+
     /// The status line after a turn: stop reason (unless `end_turn`),
     /// mode and usage.
     pub fn status_line(&mut self, stop: Option<&StopReason>) {
@@ -346,6 +400,53 @@ impl Transcript {
             self.note(&text);
         }
     }
+}
+
+fn syntaxes() -> &'static SyntaxSet {
+    static SET: OnceLock<SyntaxSet> = OnceLock::new();
+    SET.get_or_init(SyntaxSet::load_defaults_newlines)
+}
+
+fn theme() -> &'static Theme {
+    static THEME: OnceLock<Theme> = OnceLock::new();
+    THEME.get_or_init(|| {
+        let mut themes = ThemeSet::load_defaults().themes;
+        themes
+            .remove("base16-ocean.dark")
+            .or_else(|| themes.into_values().next())
+            .unwrap_or_default()
+    })
+}
+
+/// A highlighter for a fenced block whose info string is `info` (its first
+/// word names the language: `rust`, `rs`, `python`, `sh`, …), or `None`
+/// when the language is missing or unknown.
+fn highlighter(info: &str) -> Option<HighlightLines<'static>> {
+    let lang = info.split_whitespace().next()?;
+    let lang = lang.trim_start_matches('{').trim_start_matches('.');
+    let lang = lang.split([',', '}']).next().unwrap_or(lang);
+    if lang.is_empty() {
+        return None;
+    }
+    let set = syntaxes();
+    let syntax = set
+        .find_syntax_by_token(lang)
+        .or_else(|| set.find_syntax_by_token(&lang.to_ascii_lowercase()))?;
+    Some(HighlightLines::new(syntax, theme()))
+}
+
+/// One line of code in the theme's colours (24-bit ANSI), ending with a
+/// reset; `None` if the highlighter fails.
+fn highlight(h: &mut HighlightLines<'static>, line: &str) -> Option<String> {
+    let with_newline = format!("{line}\n");
+    let ranges = h.highlight_line(&with_newline, syntaxes()).ok()?;
+    let ranges: Vec<_> = ranges
+        .into_iter()
+        .map(|(style, text)| (style, text.trim_end_matches('\n')))
+        .collect();
+    let mut text = syntect::util::as_24_bit_terminal_escaped(&ranges, false);
+    text.push_str("\x1b[0m");
+    Some(text)
 }
 
 /// `**bold**` and `` `code` `` within a line.
@@ -462,5 +563,68 @@ mod tests {
             "a \x1b[1mb\x1b[0m \x1b[36mc\x1b[0m"
         );
         assert_eq!(inline("a ** b", style), "a ** b");
+    }
+
+    fn render(color: bool, chunks: &[&str]) -> String {
+        let buf = Buf::default();
+        let mut t = Transcript::new(Box::new(buf.clone()), color, Commands::default());
+        for chunk in chunks {
+            t.update(&SessionUpdate::agent_message(*chunk));
+        }
+        t.break_line();
+        String::from_utf8(buf.0.lock().unwrap().clone()).unwrap()
+    }
+
+    const RUST_BLOCK: &str = "Here:\n```rust\nfn main() { let x = 1; }\n```\nDone.\n";
+
+    #[test]
+    fn known_languages_are_highlighted_with_colour() {
+        let text = render(true, &[RUST_BLOCK]);
+        let code = text
+            .lines()
+            .find(|l| l.contains("main"))
+            .expect("the code line");
+        // 24-bit colours of the theme, not the plain cyan of unknown code.
+        assert!(code.contains("\x1b[38;2;"), "{code:?}");
+        assert!(!code.starts_with("\x1b[36m"), "{code:?}");
+        assert!(code.ends_with("\x1b[0m"), "{code:?}");
+        // The code's text is all there once the escapes are removed.
+        let plain = strip_ansi(code);
+        assert_eq!(plain, "fn main() { let x = 1; }");
+        // Streaming in pieces gives the same result.
+        let pieces: Vec<String> = RUST_BLOCK.chars().map(String::from).collect();
+        let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+        assert_eq!(render(true, &pieces), text);
+    }
+
+    #[test]
+    fn unknown_languages_stay_cyan() {
+        let text = render(true, &["```nosuchlang\nabc\n```\n", "```\nxyz\n```\n"]);
+        assert!(text.contains("\x1b[36mabc\x1b[0m"), "{text:?}");
+        assert!(text.contains("\x1b[36mxyz\x1b[0m"), "{text:?}");
+    }
+
+    #[test]
+    fn without_colour_code_blocks_are_unchanged() {
+        assert_eq!(render(false, &[RUST_BLOCK]), RUST_BLOCK);
+        let python = "```python\ndef f():\n    return 1\n```\n";
+        assert_eq!(render(false, &[python]), python);
+    }
+
+    fn strip_ansi(text: &str) -> String {
+        let mut out = String::new();
+        let mut chars = text.chars();
+        while let Some(c) = chars.next() {
+            if c == '\x1b' {
+                for c in chars.by_ref() {
+                    if c == 'm' {
+                        break;
+                    }
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
     }
 }

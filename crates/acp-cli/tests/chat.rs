@@ -64,8 +64,11 @@ fn a_turn_streams_text() {
     s.expect("> ").unwrap();
     // Terminal output is shown in the transcript.
     s.send_line("terminal echo from-the-terminal").unwrap();
-    s.expect(Regex("┌ terminal \\S+ \\(exit 0\\)")).unwrap();
+    s.expect("[execute] Run the command · in_progress").unwrap();
+    s.expect(Regex("┌ terminal \\S+")).unwrap();
     s.expect("│ from-the-terminal").unwrap();
+    s.expect("└ exit 0").unwrap();
+    s.expect("[execute] Run the command · completed").unwrap();
     s.expect("exit: 0").unwrap();
     s.expect("> ").unwrap();
     quit(s);
@@ -75,6 +78,29 @@ fn a_turn_streams_text() {
         history.contains("stream") && history.contains("tool"),
         "{history}"
     );
+}
+
+#[test]
+fn terminal_output_is_shown_while_the_command_runs() {
+    let sb = Sandbox::new();
+    let marker = sb.dir.path().join("finished");
+    let mut s = chat(&sb, &[]);
+    s.send_line(format!(
+        "terminal echo first-line; sleep 2; touch {}; echo second-line",
+        marker.display()
+    ))
+    .unwrap();
+    s.expect("│ first-line").unwrap();
+    assert!(
+        !marker.exists(),
+        "the first line was only shown after the command had finished"
+    );
+    s.expect("│ second-line").unwrap();
+    s.expect("└ exit 0").unwrap();
+    assert!(marker.exists());
+    s.expect("exit: 0").unwrap();
+    s.expect("> ").unwrap();
+    quit(s);
 }
 
 #[test]

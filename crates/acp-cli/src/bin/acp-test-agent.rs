@@ -302,6 +302,13 @@ impl TestAgent {
                     request = request.output_byte_limit(limit);
                 }
                 let id = self.conn.create_terminal(request).await?.terminal_id;
+                // The terminal is embedded in a tool call, so a client can
+                // show its output as it arrives.
+                let call = ToolCall::new("call-t", "Run the command")
+                    .kind(ToolKind::Execute)
+                    .status(ToolCallStatus::InProgress)
+                    .content(vec![ToolCallContent::Terminal(Terminal::new(id.clone()))]);
+                self.send(s, SessionUpdate::ToolCall(call)).await?;
                 let exit = self
                     .conn
                     .wait_for_terminal_exit(WaitForTerminalExitRequest::new(s.clone(), id.clone()))
@@ -313,6 +320,8 @@ impl TestAgent {
                 self.conn
                     .release_terminal(ReleaseTerminalRequest::new(s.clone(), id))
                     .await?;
+                let update = ToolCallUpdate::new("call-t").status(ToolCallStatus::Completed);
+                self.send(s, SessionUpdate::ToolCallUpdate(update)).await?;
                 let code = exit
                     .exit_code
                     .map(|c| c.to_string())
@@ -423,12 +432,16 @@ impl TestAgent {
                 self.say(s, "hanging up\n").await?;
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 eprintln!("test-agent: closing stdout");
+                // Close the connection and fd 1 (the runtime writes through
+                // its own descriptor of the pipe, so both must go before the
+                // client sees the end), and stay alive but silent: `main`
+                // waits instead of exiting.
+                HUNG_UP.store(true, Ordering::SeqCst);
+                self.conn.close();
                 if let Ok(null) = std::fs::File::open("/dev/null") {
                     let _ = nix::unistd::dup2_stdout(&null);
                 }
-                // Block the runtime, so that the closed stdin does not end
-                // the process either: the agent stays alive but silent.
-                std::thread::sleep(Duration::from_secs(60));
+                std::future::pending::<()>().await;
             }
             _ => self.say(s, &format!("You said: {text}\n")).await?,
         }
@@ -654,8 +667,14 @@ async fn main() {
         extras: Mutex::new(Extras::default()),
     })
     .await;
+    if HUNG_UP.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_secs(60));
+    }
     if let Err(e) = result {
         eprintln!("acp-test-agent: {e}");
         std::process::exit(1);
     }
 }
+
+/// Set by `hangup`: the agent closed its connection but stays alive.
+static HUNG_UP: AtomicBool = AtomicBool::new(false);
