@@ -62,7 +62,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -225,7 +225,8 @@ impl Delivery {
 }
 
 struct Pending {
-    method: &'static str,
+    /// The method's name, for logs (borrowed for typed requests).
+    method: Cow<'static, str>,
     tx: oneshot::Sender<Reply>,
     /// Sent from inside a notification handler: deliver without waiting for the lane.
     immediate: bool,
@@ -400,7 +401,7 @@ impl RpcConnection {
     /// Dropping the returned future before it completes sends `$/cancel_request`
     /// for it to the peer.
     pub async fn request<R: Request>(&self, params: R) -> Result<R::Response, ConnectionError> {
-        self.request_with(R::METHOD, &params, |raw| {
+        self.request_with(Cow::Borrowed(R::METHOD), &params, |raw| {
             acp_schema::decode::<R::Response>(acp_schema::params_text(Some(raw)))
         })
         .await
@@ -411,10 +412,7 @@ impl RpcConnection {
         &self,
         request: acp_schema::ExtRequest,
     ) -> Result<acp_schema::ExtResponse, ConnectionError> {
-        // Extension method names are few and long-lived; leaking each distinct
-        // name once keeps `Pending` free of allocations on the hot path of typed
-        // requests.
-        let method = intern(&request.method);
+        let method = Cow::Owned(request.method.to_string());
         self.request_with(method, &request.params, |raw| {
             Ok(acp_schema::ExtResponse(raw.to_owned()))
         })
@@ -423,7 +421,7 @@ impl RpcConnection {
 
     async fn request_with<P, T, F>(
         &self,
-        method: &'static str,
+        method: Cow<'static, str>,
         params: &P,
         decode: F,
     ) -> Result<T, ConnectionError>
@@ -436,7 +434,7 @@ impl RpcConnection {
         let line = serde_json::to_vec(&OutRequest {
             jsonrpc: "2.0",
             id,
-            method,
+            method: &method,
             params,
         })
         .map_err(|e| ConnectionError::Serialize(Arc::new(e)))?;
@@ -613,19 +611,6 @@ impl RpcConnection {
     async fn reply_error(&self, id: RequestId, err: Error) {
         let _ = self.shared.out_tx.send(response_line(&id, &Err(err))).await;
     }
-}
-
-/// The `'static` copy of an extension method name, leaked once per distinct name
-/// (not once per call).
-fn intern(name: &str) -> &'static str {
-    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
-    let mut names = lock(&NAMES);
-    if let Some(known) = names.get(name) {
-        return known;
-    }
-    let leaked: &'static str = Box::leak(Box::<str>::from(name));
-    names.insert(leaked);
-    leaked
 }
 
 /// A connection that has a handle but no I/O yet.
