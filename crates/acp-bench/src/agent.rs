@@ -91,34 +91,12 @@ fn acp_agent() -> Result<(), String> {
     crate::runtime()
         .map_err(|e| e.to_string())?
         .block_on(async {
-            let transport = if std::env::var("ACP_BENCH_AGENT_IO").is_ok_and(|v| v == "pipe") {
-                pipe_stdio().map_err(|e| e.to_string())?
-            } else {
-                Transport::stdio()
-            };
             let (_conn, io) =
-                AgentSideConnection::new(transport, crate::connection_options(), |conn| {
+                AgentSideConnection::new(Transport::stdio(), crate::connection_options(), |conn| {
                     BenchAgent { conn }
                 });
-            if std::env::var("ACP_BENCH_AGENT_SPAWN").is_ok_and(|v| v == "1") {
-                // Experiment: run the I/O future as a task on a worker
-                // instead of on the thread blocked in `block_on`.
-                tokio::spawn(io).await.map_err(|e| e.to_string())?
-            } else {
-                io.await
-            }
-            .map_err(|e| e.to_string())
+            io.await.map_err(|e| e.to_string())
         })
-}
-
-/// An experiment (`ACP_BENCH_AGENT_IO=pipe`): standard input and output as
-/// non-blocking pipes driven by the reactor, instead of `Transport::stdio()`'s
-/// blocking-thread adapters. Fails unless both are pipes.
-fn pipe_stdio() -> io::Result<Transport> {
-    use tokio::net::unix::pipe;
-    let stdin = pipe::Receiver::from_owned_fd(io::stdin().as_fd().try_clone_to_owned()?)?;
-    let stdout = pipe::Sender::from_owned_fd(io::stdout().as_fd().try_clone_to_owned()?)?;
-    Ok(Transport::new(stdin, stdout))
 }
 
 struct BenchAgent {

@@ -37,11 +37,6 @@
 //!
 //! - `ACP_BENCH_RUNTIME=current`: single-threaded Tokio runtimes in both ACP
 //!   processes (default: multi-threaded, one worker per core).
-//! - `ACP_BENCH_AGENT_IO=pipe`: the ACP agent reads and writes its standard
-//!   input and output as non-blocking pipes on the reactor instead of
-//!   through `Transport::stdio()`.
-//! - `ACP_BENCH_AGENT_SPAWN=1`: the ACP agent spawns its I/O future as a task
-//!   instead of awaiting it in `block_on`.
 //! - `ACP_BENCH_OUTGOING_QUEUE=N`, `ACP_BENCH_NOTIFICATION_QUEUE=N`: the
 //!   [`acp::ConnectionOptions`] queue sizes on both sides.
 #![deny(missing_docs)]
