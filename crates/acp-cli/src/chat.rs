@@ -231,11 +231,12 @@ impl Chat<'_> {
         let mut cancelled = false;
         let deadline = tokio::time::sleep(Duration::MAX);
         tokio::pin!(deadline);
-        let mut overlong = self.session.overlong.subscribe();
+        let overlong = client.overlong();
+        tokio::pin!(overlong);
         let response = loop {
             tokio::select! {
                 response = &mut turn => break response,
-                _ = overlong.wait_for(|v| *v) => {
+                _ = &mut overlong => {
                     client.with_renderer(|r| r.break_line());
                     return Err(crate::exec::overlong_failure());
                 }

@@ -115,6 +115,9 @@ struct Shared {
     tool_kinds: Mutex<HashMap<ToolCallId, (ToolKind, String)>>,
     denied: AtomicUsize,
     cancelled: watch::Sender<bool>,
+    /// Set when the agent sent a message over the size limit: the run stops,
+    /// and nothing the agent sends after it is shown.
+    overlong: watch::Sender<bool>,
     /// Chat: "always" answers by tool kind (true: allow).
     remembered: Mutex<HashMap<Option<ToolKind>, bool>>,
     /// Chat: terminals by tool call, and terminals whose output was shown.
@@ -147,6 +150,7 @@ impl CliClient {
                 tool_kinds: Mutex::new(HashMap::new()),
                 denied: AtomicUsize::new(0),
                 cancelled: watch::Sender::new(false),
+                overlong: watch::Sender::new(false),
                 remembered: Mutex::new(HashMap::new()),
                 tool_terminals: Mutex::new(HashMap::new()),
                 shown_terminals: Mutex::new(Default::default()),
@@ -173,6 +177,20 @@ impl CliClient {
     /// answered `cancelled`.
     pub fn mark_cancelled(&self) {
         self.shared.cancelled.send_replace(true);
+    }
+
+    /// Notes that the agent sent a message over the size limit. Called in
+    /// order with the session updates, so none sent after it is shown.
+    pub fn mark_overlong(&self) {
+        self.shared.overlong.send_replace(true);
+    }
+
+    /// Resolves once the agent has sent a message over the size limit.
+    pub fn overlong(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut flag = self.shared.overlong.subscribe();
+        async move {
+            let _ = flag.wait_for(|v| *v).await;
+        }
     }
 
     /// Starts a new turn (chat): clears the cancelled mark and the count of
@@ -705,6 +723,9 @@ impl Client for CliClient {
     }
 
     async fn session_notification(&self, args: SessionNotification) -> Result<(), Error> {
+        if *self.shared.overlong.borrow() {
+            return Ok(());
+        }
         self.remember_tool(&args.update);
         self.with_renderer(|r| r.update(&args));
         if self.shared.settings.interactive {

@@ -7,14 +7,12 @@ use crate::exit::{self, Failure};
 use crate::fs::Confinement;
 use crate::mentions::prompt_blocks;
 use crate::render::Renderer;
-use crate::wire::{LineWatch, malformed_update};
 use acp::schema::*;
-use acp::{AgentProcess, ClientSideConnection, ConnectionError, ConnectionOptions, Direction};
+use acp::{AgentProcess, ClientSideConnection, ConnectionError, ConnectionOptions, Dropped};
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
-use tokio::sync::watch;
 
 /// How long the agent gets to answer `initialize`: long, because launchers such
 /// as `npx` or `cargo run` may download or compile the agent first.
@@ -150,8 +148,6 @@ pub(crate) struct Session {
     pub client: CliClient,
     pub process: AgentProcess,
     pub conn: Option<ClientSideConnection>,
-    /// Set when the agent sent a line over the connection's size limit.
-    pub overlong: watch::Sender<bool>,
 }
 
 /// The connection's size limit of one message, in bytes.
@@ -202,7 +198,6 @@ impl Session {
             client,
             process,
             conn: None,
-            overlong: watch::Sender::new(false),
         }
     }
 
@@ -219,20 +214,16 @@ impl Session {
         show_replay: bool,
     ) -> Result<Opened, Failure> {
         let client = self.client.clone();
-        let (reader, writer) = transport.into_parts();
-        let reader = LineWatch::new(reader, message_limit(), self.overlong.clone());
-        let transport = acp::Transport::new(reader, writer);
-        let warn = self.client.clone();
-        let options = ConnectionOptions::default().tap(move |event| {
-            if event.direction == Direction::Incoming
-                && let Some(why) = malformed_update(event.line)
-            {
-                warn.with_renderer(|r| {
+        let watcher = self.client.clone();
+        let options = ConnectionOptions::default().on_dropped(move |dropped| match dropped {
+            Dropped::TooLong { .. } => watcher.mark_overlong(),
+            Dropped::BadNotification { method, reason } if method == "session/update" => watcher
+                .with_renderer(|r| {
                     r.note(&format!(
-                        "[warning] the agent sent a malformed session/update, which was left out: {why}"
+                        "[warning] the agent sent a malformed session/update, which was left out: {reason}"
                     ))
-                });
-            }
+                }),
+            _ => {}
         });
         let (conn, io) = ClientSideConnection::new(transport, options, move |_| client);
         tokio::spawn(io);
@@ -403,11 +394,12 @@ impl Session {
         let mut cancelled = false;
         let deadline = tokio::time::sleep(Duration::MAX);
         tokio::pin!(deadline);
-        let mut overlong = self.overlong.subscribe();
+        let overlong = self.client.overlong();
+        tokio::pin!(overlong);
         let response = loop {
             tokio::select! {
                 response = &mut turn => break response,
-                _ = overlong.wait_for(|v| *v) => return Err(overlong_failure()),
+                _ = &mut overlong => return Err(overlong_failure()),
                 _ = interrupts.recv() => {
                     if cancelled {
                         let _ = self.process.kill();
@@ -460,13 +452,13 @@ impl Session {
         interrupts: &mut Signal,
         call: impl Future<Output = Result<T, ConnectionError>>,
     ) -> Result<T, Interrupted> {
-        let mut overlong = self.overlong.subscribe();
+        let overlong = self.client.overlong();
         tokio::select! {
             result = call => match result {
                 Ok(value) => Ok(value),
                 Err(e) => Err(Interrupted::Failed(self.failure(method, e).await)),
             },
-            _ = overlong.wait_for(|v| *v) => Err(Interrupted::Failed(overlong_failure())),
+            _ = overlong => Err(Interrupted::Failed(overlong_failure())),
             _ = interrupts.recv() => Err(Interrupted::Failed(Failure::new(exit::CANCELLED, format!("interrupted during {method}")))),
         }
     }

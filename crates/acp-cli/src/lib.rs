@@ -21,7 +21,6 @@ pub mod style;
 pub mod terminal;
 pub mod transcript;
 pub mod tty;
-pub mod wire;
 pub mod zed;
 
 use cli::{AgentsAction, Cli, Command};

@@ -76,7 +76,7 @@ pub mod transport;
 pub use acp_schema as schema;
 pub use agent::{Agent, AgentSideConnection};
 pub use client::{Client, ClientSideConnection};
-pub use engine::{ConnectionOptions, RpcConnection};
+pub use engine::{ConnectionOptions, Dropped, RpcConnection};
 pub use error::ConnectionError;
 pub use process::{AgentCommand, AgentProcess};
 pub use tap::{Direction, Tap, TapEvent};

@@ -45,7 +45,9 @@
 //! request, notification or response with -32600; a line over the size limit with
 //! -32600 and skipped. Unknown methods get -32601 (unknown notifications are
 //! logged at debug level and ignored); params that do not decode get -32602 with
-//! the field path in `data`. A response with an unknown id is logged and dropped;
+//! the field path in `data` (a notification with bad params is dropped
+//! unanswered). Each such dropped message is also reported, in order, to
+//! [`ConnectionOptions::on_dropped`]. A response with an unknown id is logged and dropped;
 //! a malformed response is never answered (its id is ours, not the peer's) and
 //! fails the pending request it names.
 //! When the transport closes, every pending outgoing request fails at once with
@@ -72,10 +74,12 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, debug_span, warn};
 
 mod classify;
+mod dropped;
 mod router;
 mod writer;
 
 use classify::{Incoming, classify};
+pub use dropped::{Dropped, OnDropped};
 use router::{Router, notification_lane};
 use writer::write_loop;
 
@@ -92,6 +96,8 @@ pub struct ConnectionOptions {
     pub notification_queue: usize,
     /// A callback that sees every line in and out.
     pub tap: Option<Tap>,
+    /// A callback told about each message dropped instead of handled.
+    pub on_dropped: Option<OnDropped>,
 }
 
 impl Default for ConnectionOptions {
@@ -101,6 +107,7 @@ impl Default for ConnectionOptions {
             outgoing_queue: 1024,
             notification_queue: 1024,
             tap: None,
+            on_dropped: None,
         }
     }
 }
@@ -112,6 +119,7 @@ impl std::fmt::Debug for ConnectionOptions {
             .field("outgoing_queue", &self.outgoing_queue)
             .field("notification_queue", &self.notification_queue)
             .field("tap", &self.tap.is_some())
+            .field("on_dropped", &self.on_dropped.is_some())
             .finish()
     }
 }
@@ -139,6 +147,16 @@ impl ConnectionOptions {
     #[must_use]
     pub fn tap(mut self, tap: impl Fn(&TapEvent<'_>) + Send + Sync + 'static) -> Self {
         self.tap = Some(Arc::new(tap));
+        self
+    }
+    /// Installs a callback told about each message the engine drops instead
+    /// of handing it to a handler (see [`Dropped`]). It runs on the
+    /// notification lane: after every notification that arrived before the
+    /// dropped message has been handled, and before any later one. Keep it
+    /// quick; it holds up the lane.
+    #[must_use]
+    pub fn on_dropped(mut self, callback: impl Fn(&Dropped) + Send + Sync + 'static) -> Self {
+        self.on_dropped = Some(Arc::new(callback));
         self
     }
 }
@@ -728,6 +746,7 @@ async fn run(
         handler,
         lane_tx,
         lane_permits: Arc::new(Semaphore::new(options.notification_queue.max(1))),
+        on_dropped: options.on_dropped.clone(),
     };
     // The reader runs as its own task, so it is polled by a worker thread even
     // when the I/O future is awaited on a thread that is not one (`block_on`).
@@ -777,6 +796,7 @@ async fn read_loop(
                             options.max_message_size
                         )),
                     ).await;
+                    router.report(Dropped::TooLong { size, limit: options.max_message_size }).await;
                 }
                 Ok(None) => return Ok(()),
                 Err(e) => return Err(ConnectionError::Io(Arc::new(e))),

@@ -9,6 +9,7 @@ pub(super) struct Router {
     pub(super) handler: Arc<dyn Handler>,
     pub(super) lane_tx: mpsc::UnboundedSender<Job>,
     pub(super) lane_permits: Arc<Semaphore>,
+    pub(super) on_dropped: Option<OnDropped>,
 }
 
 impl Router {
@@ -21,8 +22,9 @@ impl Router {
             Incoming::Unparsable(msg) => {
                 debug!(error = %msg, "unparsable line");
                 self.conn
-                    .reply_error(RequestId::Null, Error::parse_error().data(msg))
+                    .reply_error(RequestId::Null, Error::parse_error().data(msg.as_str()))
                     .await;
+                self.report(Dropped::Unparsable { reason: msg }).await;
             }
             Incoming::BadResponse(id, msg) => {
                 warn!(%id, error = %msg, "malformed response");
@@ -33,11 +35,21 @@ impl Router {
                 self.conn
                     .reply_error(
                         id.unwrap_or(RequestId::Null),
-                        Error::invalid_request().data(msg),
+                        Error::invalid_request().data(msg.as_str()),
                     )
                     .await;
+                self.report(Dropped::Invalid { reason: msg }).await;
             }
         }
+    }
+
+    /// Tells the `on_dropped` callback, in order on the notification lane.
+    pub(super) async fn report(&self, dropped: Dropped) {
+        let Some(callback) = self.on_dropped.clone() else {
+            return;
+        };
+        let work: BoxFuture<'static, ()> = Box::pin(async move { callback(&dropped) });
+        self.enqueue(|permit| Job::Notify(work, permit)).await;
     }
 
     fn lane_idle(&self) -> bool {
@@ -138,7 +150,11 @@ impl Router {
                         token.cancel();
                     }
                 }
-                Err(err) => debug!(%err, "malformed $/cancel_request ignored"),
+                Err(err) => {
+                    debug!(%err, "malformed $/cancel_request ignored");
+                    self.report(Dropped::bad_notification(method, &err.into()))
+                        .await;
+                }
             }
             return;
         }
@@ -151,7 +167,10 @@ impl Router {
             Err(err) if err.code == ErrorCode::METHOD_NOT_FOUND => {
                 debug!(%method, "ignoring unknown notification");
             }
-            Err(err) => warn!(%method, %err, "dropping notification with bad params"),
+            Err(err) => {
+                warn!(%method, %err, "dropping notification with bad params");
+                self.report(Dropped::bad_notification(method, &err)).await;
+            }
         }
     }
 
