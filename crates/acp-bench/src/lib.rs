@@ -37,7 +37,7 @@
 //!
 //! - `ACP_BENCH_RUNTIME=current`: single-threaded Tokio runtimes in both ACP
 //!   processes (default: multi-threaded, one worker per core).
-//! - `ACP_BENCH_OUTGOING_QUEUE=N`, `ACP_BENCH_NOTIFICATION_QUEUE=N`: the
+//! - `ACP_BENCH_OUTGOING_QUEUE=BYTES`, `ACP_BENCH_NOTIFICATION_QUEUE=JOBS`: the
 //!   [`acp::ConnectionOptions`] queue sizes on both sides.
 #![deny(missing_docs)]
 

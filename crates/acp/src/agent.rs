@@ -281,75 +281,76 @@ impl AgentSideConnection {
     }
 
     /// `session/request_permission`: asks the user to allow a tool call.
-    pub async fn request_permission(
+    pub fn request_permission(
         &self,
         request: RequestPermissionRequest,
-    ) -> Result<RequestPermissionResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<RequestPermissionResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `fs/read_text_file`: reads a text file through the client.
-    pub async fn read_text_file(
+    pub fn read_text_file(
         &self,
         request: ReadTextFileRequest,
-    ) -> Result<ReadTextFileResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<ReadTextFileResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `fs/write_text_file`: writes a text file through the client.
-    pub async fn write_text_file(
+    pub fn write_text_file(
         &self,
         request: WriteTextFileRequest,
-    ) -> Result<WriteTextFileResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<WriteTextFileResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `terminal/create`: starts a command in a client terminal.
-    pub async fn create_terminal(
+    pub fn create_terminal(
         &self,
         request: CreateTerminalRequest,
-    ) -> Result<CreateTerminalResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<CreateTerminalResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `terminal/output`: reads a terminal's output so far.
-    pub async fn terminal_output(
+    pub fn terminal_output(
         &self,
         request: TerminalOutputRequest,
-    ) -> Result<TerminalOutputResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<TerminalOutputResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `terminal/wait_for_exit`: waits for a terminal's command to exit.
-    pub async fn wait_for_terminal_exit(
+    pub fn wait_for_terminal_exit(
         &self,
         request: WaitForTerminalExitRequest,
-    ) -> Result<WaitForTerminalExitResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<WaitForTerminalExitResponse, ConnectionError>> + Send + '_
+    {
+        self.rpc.request(request)
     }
 
     /// `terminal/kill`: kills a terminal's command, keeping its output.
-    pub async fn kill_terminal(
+    pub fn kill_terminal(
         &self,
         request: KillTerminalRequest,
-    ) -> Result<KillTerminalResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<KillTerminalResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `terminal/release`: kills (if running) and releases a terminal.
-    pub async fn release_terminal(
+    pub fn release_terminal(
         &self,
         request: ReleaseTerminalRequest,
-    ) -> Result<ReleaseTerminalResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<ReleaseTerminalResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `elicitation/create`: asks the user for structured input.
-    pub async fn create_elicitation(
+    pub fn create_elicitation(
         &self,
         request: CreateElicitationRequest,
-    ) -> Result<CreateElicitationResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<CreateElicitationResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `elicitation/complete`: tells the client a URL elicitation finished.

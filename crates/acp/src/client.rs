@@ -165,93 +165,100 @@ impl ClientSideConnection {
     }
 
     /// `initialize`: negotiate the protocol version and capabilities.
-    pub async fn initialize(
+    pub fn initialize(
         &self,
         request: InitializeRequest,
-    ) -> Result<InitializeResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<InitializeResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `authenticate`: authenticate with one of the agent's methods.
-    pub async fn authenticate(
+    pub fn authenticate(
         &self,
         request: AuthenticateRequest,
-    ) -> Result<AuthenticateResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<AuthenticateResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `logout`: end the authenticated state.
-    pub async fn logout(&self, request: LogoutRequest) -> Result<LogoutResponse, ConnectionError> {
-        self.rpc.request(request).await
+    pub fn logout(
+        &self,
+        request: LogoutRequest,
+    ) -> impl Future<Output = Result<LogoutResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `session/new`: create a session.
-    pub async fn new_session(
+    pub fn new_session(
         &self,
         request: NewSessionRequest,
-    ) -> Result<NewSessionResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<NewSessionResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `session/load`: load a session; its history arrives as `session/update`s before this returns.
-    pub async fn load_session(
+    pub fn load_session(
         &self,
         request: LoadSessionRequest,
-    ) -> Result<LoadSessionResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<LoadSessionResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `session/list`: list the agent's sessions.
-    pub async fn list_sessions(
+    pub fn list_sessions(
         &self,
         request: ListSessionsRequest,
-    ) -> Result<ListSessionsResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<ListSessionsResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `session/resume`: resume a session without replaying history.
-    pub async fn resume_session(
+    pub fn resume_session(
         &self,
         request: ResumeSessionRequest,
-    ) -> Result<ResumeSessionResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<ResumeSessionResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `session/close`: close a session.
-    pub async fn close_session(
+    pub fn close_session(
         &self,
         request: CloseSessionRequest,
-    ) -> Result<CloseSessionResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<CloseSessionResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `session/delete`: delete a session.
-    pub async fn delete_session(
+    pub fn delete_session(
         &self,
         request: DeleteSessionRequest,
-    ) -> Result<DeleteSessionResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<DeleteSessionResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `session/set_mode`: switch the session's mode.
-    pub async fn set_session_mode(
+    pub fn set_session_mode(
         &self,
         request: SetSessionModeRequest,
-    ) -> Result<SetSessionModeResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<SetSessionModeResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `session/set_config_option`: change a config option.
-    pub async fn set_session_config_option(
+    pub fn set_session_config_option(
         &self,
         request: SetSessionConfigOptionRequest,
-    ) -> Result<SetSessionConfigOptionResponse, ConnectionError> {
-        self.rpc.request(request).await
+    ) -> impl Future<Output = Result<SetSessionConfigOptionResponse, ConnectionError>> + Send + '_
+    {
+        self.rpc.request(request)
     }
 
     /// `session/prompt`: run one prompt turn. When this returns, every `session/update` the agent sent before its response has been handled.
-    pub async fn prompt(&self, request: PromptRequest) -> Result<PromptResponse, ConnectionError> {
-        self.rpc.request(request).await
+    pub fn prompt(
+        &self,
+        request: PromptRequest,
+    ) -> impl Future<Output = Result<PromptResponse, ConnectionError>> + Send + '_ {
+        self.rpc.request(request)
     }
 
     /// `session/cancel`: cancel the session's prompt turn. The turn still ends

@@ -4,12 +4,17 @@
 //! or the client side). It owns three tasks' worth of work:
 //!
 //! - **The reader** reads lines, parses each envelope without copying its params,
-//!   and routes it. It never runs user code itself, so it keeps reading while
+//!   and routes it. It never waits on user code, so it keeps reading while
 //!   handlers wait on the peer.
 //! - **The notification lane** runs notification handlers one at a time, in
 //!   arrival order.
+//! - When nothing is waiting on the lane, a notification handler's first step
+//!   (up to its first await that has to wait) runs on the reader, and so does
+//!   a request handler's: most handlers finish without waiting and cost no
+//!   task of their own. So a handler must not block its thread (as no async
+//!   code should); what has to wait goes on in the lane or in a task of its own.
 //! - **The writer** is the only task that writes to the transport. Every outgoing
-//!   line goes through one bounded FIFO queue, so lines are written in the order
+//!   line goes through one FIFO queue, bounded in bytes, so lines are written in the order
 //!   their senders enqueued them.
 //!
 //! # Ordering
@@ -32,8 +37,10 @@
 //!   `prompt` precedes the prompt response.
 //!
 //! # Backpressure
-//! The outgoing queue holds [`ConnectionOptions::outgoing_queue`] lines; senders
-//! wait when it is full. The notification lane holds
+//! The outgoing queue holds [`ConnectionOptions::outgoing_queue`] bytes of
+//! lines; senders wait when it is full (a line larger than the whole queue
+//! waits until the queue is empty). The peer's `$/cancel_request` lines, sent
+//! when a call's future is dropped, skip the wait. The notification lane holds
 //! [`ConnectionOptions::notification_queue`] jobs; the reader waits when it is full,
 //! which in turn makes the peer wait. While a notification handler itself awaits a
 //! response from the peer, the reader stops waiting for room in the lane (it
@@ -83,6 +90,15 @@ pub use dropped::{Dropped, OnDropped};
 use router::{Router, notification_lane};
 use writer::write_loop;
 
+/// The default size of the outgoing queue, in bytes.
+const DEFAULT_OUTGOING_QUEUE: usize = 1024 * 1024;
+
+/// A line on its way to the writer, with the room it takes in the queue.
+pub(crate) struct Outgoing {
+    line: Vec<u8>,
+    cost: u32,
+}
+
 /// Tunables of a connection.
 #[derive(Clone)]
 #[non_exhaustive]
@@ -90,7 +106,9 @@ pub struct ConnectionOptions {
     /// The longest line accepted, in bytes (default 64 MiB). A longer line is
     /// answered with an error and skipped; the connection lives on.
     pub max_message_size: usize,
-    /// How many outgoing lines may wait for the writer (default 1024).
+    /// How many bytes of outgoing lines may wait for the writer (default
+    /// 1 MiB). Counting bytes, not lines, bounds the memory whatever the
+    /// lines' sizes, and lets thousands of small requests go out at once.
     pub outgoing_queue: usize,
     /// How many notifications may wait for their handler (default 1024).
     pub notification_queue: usize,
@@ -104,7 +122,7 @@ impl Default for ConnectionOptions {
     fn default() -> Self {
         ConnectionOptions {
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
-            outgoing_queue: 1024,
+            outgoing_queue: DEFAULT_OUTGOING_QUEUE,
             notification_queue: 1024,
             tap: None,
             on_dropped: None,
@@ -131,10 +149,10 @@ impl ConnectionOptions {
         self.max_message_size = bytes;
         self
     }
-    /// Sets [`outgoing_queue`](Self::outgoing_queue) (at least 1).
+    /// Sets [`outgoing_queue`](Self::outgoing_queue), in bytes (at least 1).
     #[must_use]
-    pub fn outgoing_queue(mut self, lines: usize) -> Self {
-        self.outgoing_queue = lines.max(1);
+    pub fn outgoing_queue(mut self, bytes: usize) -> Self {
+        self.outgoing_queue = bytes.max(1);
         self
     }
     /// Sets [`notification_queue`](Self::notification_queue) (at least 1).
@@ -280,6 +298,29 @@ struct PendingTable {
     map: IdMap<Pending>,
 }
 
+/// The incoming requests running in their own tasks, by id.
+#[derive(Default)]
+struct IncomingTable {
+    closed: bool,
+    map: HashMap<RequestId, CancellationToken>,
+}
+
+impl Shared {
+    /// A cancellation token for the incoming request `id`, registered so that
+    /// `$/cancel_request` and closing the connection reach it (already
+    /// cancelled if the connection has closed).
+    fn register_incoming(&self, id: &RequestId) -> CancellationToken {
+        let token = CancellationToken::new();
+        let mut table = lock(&self.incoming);
+        if table.closed {
+            token.cancel();
+        } else {
+            table.map.insert(id.clone(), token.clone());
+        }
+        token
+    }
+}
+
 /// A job for the notification lane.
 enum Job {
     Notify(BoxFuture<'static, ()>, Option<OwnedSemaphorePermit>),
@@ -304,8 +345,12 @@ struct FollowUps {
 struct Shared {
     next_id: AtomicI64,
     pending: Mutex<PendingTable>,
-    incoming: Mutex<HashMap<RequestId, CancellationToken>>,
-    out_tx: mpsc::Sender<Vec<u8>>,
+    incoming: Mutex<IncomingTable>,
+    out_tx: mpsc::UnboundedSender<Outgoing>,
+    /// Free room in the outgoing queue, in bytes.
+    out_room: Semaphore,
+    /// The outgoing queue's size in bytes (fits a semaphore's permits).
+    out_size: usize,
     closed: CancellationToken,
     close_reason: Mutex<Option<ConnectionError>>,
     /// Jobs queued on or running in the notification lane.
@@ -313,6 +358,34 @@ struct Shared {
     /// Notification handlers currently awaiting a response from the peer.
     waiting_in_notification: AtomicUsize,
     waiting_changed: Notify,
+}
+
+impl Shared {
+    /// Queues a line for the writer, waiting while the queue is full. (Trying
+    /// first: an awaited acquire spends scheduler budget even when there is
+    /// room, which slows a task that sends thousands of lines; and the
+    /// waiting acquire, boxed, takes no room in the caller's future.) Room
+    /// freed by the writer goes to the longest waiter first, so a large line
+    /// is not starved by small ones.
+    async fn enqueue(&self, line: Vec<u8>) -> Result<(), ()> {
+        let cost = (line.len() + 1).min(self.out_size) as u32;
+        match self.out_room.try_acquire_many(cost) {
+            Ok(permit) => permit.forget(),
+            Err(tokio::sync::TryAcquireError::Closed) => return Err(()),
+            Err(tokio::sync::TryAcquireError::NoPermits) => {
+                Box::pin(self.out_room.acquire_many(cost))
+                    .await
+                    .map_err(|_| ())?
+                    .forget();
+            }
+        }
+        self.out_tx.send(Outgoing { line, cost }).map_err(|_| ())
+    }
+
+    /// The writer took `item` off the queue: its room is free again.
+    fn dequeued(&self, item: &Outgoing) {
+        self.out_room.add_permits(item.cost as usize);
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -389,12 +462,17 @@ impl RpcConnection {
     /// Creates a connection handle; nothing happens until [`Unstarted::run`]
     /// is given a transport and a handler (which may hold clones of the handle).
     pub(crate) fn new(options: ConnectionOptions) -> (RpcConnection, Unstarted) {
-        let (out_tx, out_rx) = mpsc::channel(options.outgoing_queue.max(1));
+        let (out_tx, out_rx) = mpsc::unbounded_channel();
+        let out_size = options
+            .outgoing_queue
+            .clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
         let shared = Arc::new(Shared {
             next_id: AtomicI64::new(0),
             pending: Mutex::new(PendingTable::default()),
-            incoming: Mutex::new(HashMap::new()),
+            incoming: Mutex::new(IncomingTable::default()),
             out_tx,
+            out_room: Semaphore::new(out_size),
+            out_size,
             closed: CancellationToken::new(),
             close_reason: Mutex::new(None),
             backlog: AtomicUsize::new(0),
@@ -416,13 +494,21 @@ impl RpcConnection {
 
     /// Sends a request and waits for its response, decoded as `R::Response`.
     ///
-    /// Dropping the returned future before it completes sends `$/cancel_request`
-    /// for it to the peer.
-    pub async fn request<R: Request>(&self, params: R) -> Result<R::Response, ConnectionError> {
-        self.request_with(Cow::Borrowed(R::METHOD), &params, |raw| {
-            acp_schema::decode::<R::Response>(acp_schema::params_text(Some(raw)))
+    /// The request is serialised (and given its id) when this is called, and
+    /// sent when the future is first polled. Dropping the future after that,
+    /// before the response, sends `$/cancel_request` for it to the peer.
+    pub fn request<R: Request>(
+        &self,
+        params: R,
+    ) -> impl std::future::Future<Output = Result<R::Response, ConnectionError>> + Send + '_ {
+        let call = self.call(Cow::Borrowed(R::METHOD), &params);
+        drop(params);
+        // A combinator, not an `async` block: awaiting the captured call
+        // inside one would store it twice.
+        call.map(|raw| {
+            acp_schema::decode::<R::Response>(acp_schema::params_text(Some(&raw?)))
+                .map_err(ConnectionError::Protocol)
         })
-        .await
     }
 
     /// Sends an extension request (`_vendor/method`) with raw params; the result is raw JSON.
@@ -431,22 +517,18 @@ impl RpcConnection {
         request: acp_schema::ExtRequest,
     ) -> Result<acp_schema::ExtResponse, ConnectionError> {
         let method = Cow::Owned(request.method.to_string());
-        self.request_with(method, &request.params, |raw| {
-            Ok(acp_schema::ExtResponse(raw.to_owned()))
-        })
-        .await
+        let raw = self.call(method, &request.params).await?;
+        Ok(acp_schema::ExtResponse(raw))
     }
 
-    async fn request_with<P, T, F>(
-        &self,
+    /// Serialises a request now; the future sends it and waits for the raw
+    /// result. Kept free of the params' type, so the futures of many calls in
+    /// flight at once stay small.
+    fn call<'a, P: Serialize + ?Sized>(
+        &'a self,
         method: Cow<'static, str>,
         params: &P,
-        decode: F,
-    ) -> Result<T, ConnectionError>
-    where
-        P: Serialize + ?Sized,
-        T: Send + 'static,
-        F: FnOnce(&RawValue) -> Result<T, acp_schema::DecodeError> + Send + 'static,
+    ) -> impl std::future::Future<Output = Result<Box<RawValue>, ConnectionError>> + Send + use<'a, P>
     {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let line = serde_json::to_vec(&OutRequest {
@@ -455,7 +537,17 @@ impl RpcConnection {
             method: &method,
             params,
         })
-        .map_err(|e| ConnectionError::Serialize(Arc::new(e)))?;
+        .map_err(|e| ConnectionError::Serialize(Arc::new(e)));
+        self.send_call(method, id, line)
+    }
+
+    async fn send_call(
+        &self,
+        method: Cow<'static, str>,
+        id: i64,
+        line: Result<Vec<u8>, ConnectionError>,
+    ) -> Result<Box<RawValue>, ConnectionError> {
+        let line = line?;
         let (tx, rx) = oneshot::channel::<Reply>();
         let immediate = IN_NOTIFICATION
             .try_with(|c| *c == self.id())
@@ -485,10 +577,15 @@ impl RpcConnection {
             return Err(self.close_error());
         }
         let _waiting = immediate.then(|| WaitingInNotification::new(&self.shared));
-        let reply = rx.await;
+        // Waiting for the answer spends none of the task's cooperative
+        // budget: a task awaiting thousands of calls at once (`join_all`,
+        // `FuturesUnordered`) would otherwise find the budget spent after a
+        // hundred answers, and poll every other call again and again for
+        // nothing until the next turn.
+        let reply = tokio::task::unconstrained(rx).await;
         guard.armed = false;
         match reply {
-            Ok(Reply::Result(raw)) => decode(&raw).map_err(ConnectionError::Protocol),
+            Ok(Reply::Result(raw)) => Ok(raw),
             Ok(Reply::Error(err)) => Err(ConnectionError::Remote(err)),
             Ok(Reply::Malformed(message)) => {
                 Err(ConnectionError::Protocol(acp_schema::DecodeError {
@@ -534,16 +631,8 @@ impl RpcConnection {
     }
 
     /// Queues a line for the writer, waiting only when the queue is full.
-    /// (`try_send` first: an awaited `send` costs scheduler budget even when
-    /// there is room, which slows a task that sends thousands of lines.)
     async fn enqueue(&self, line: Vec<u8>) -> Result<(), ()> {
-        match self.shared.out_tx.try_send(line) {
-            Ok(()) => Ok(()),
-            Err(mpsc::error::TrySendError::Full(line)) => {
-                self.shared.out_tx.send(line).await.map_err(|_| ())
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => Err(()),
-        }
+        self.shared.enqueue(line).await
     }
 
     /// Runs `work` right after the response of the request being handled has
@@ -603,38 +692,29 @@ impl RpcConnection {
         for (_, p) in pending {
             let _ = p.tx.send(Reply::Closed);
         }
-        for (_, token) in lock(&self.shared.incoming).drain() {
+        let running = {
+            let mut table = lock(&self.shared.incoming);
+            table.closed = true;
+            std::mem::take(&mut table.map)
+        };
+        for (_, token) in running {
             token.cancel();
         }
         self.shared.closed.cancel();
-    }
-
-    /// Sends a line from the reader without ever blocking it.
-    fn send_from_reader(&self, line: Vec<u8>) {
-        match self.shared.out_tx.try_send(line) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(line)) => {
-                let tx = self.shared.out_tx.clone();
-                tokio::spawn(async move {
-                    let _ = tx.send(line).await;
-                });
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => {}
-        }
     }
 
     /// Answers an incoming message with an error. The reader waits for room in
     /// the outgoing queue, so a peer that floods us without reading our replies
     /// is slowed down instead of growing our memory.
     async fn reply_error(&self, id: RequestId, err: Error) {
-        let _ = self.shared.out_tx.send(response_line(&id, &Err(err))).await;
+        let _ = self.shared.enqueue(response_line(&id, &Err(err))).await;
     }
 }
 
 /// A connection that has a handle but no I/O yet.
 pub(crate) struct Unstarted {
     conn: RpcConnection,
-    out_rx: mpsc::Receiver<Vec<u8>>,
+    out_rx: mpsc::UnboundedReceiver<Outgoing>,
     options: ConnectionOptions,
 }
 
@@ -695,11 +775,8 @@ impl Drop for CancelOnDrop<'_> {
             method: CancelRequestNotification::METHOD,
             params: &params,
         }) {
-            if tokio::runtime::Handle::try_current().is_ok() {
-                self.conn.send_from_reader(line);
-            } else {
-                let _ = self.conn.shared.out_tx.try_send(line);
-            }
+            // Without waiting for room: a drop cannot wait, and the line is small.
+            let _ = self.conn.shared.out_tx.send(Outgoing { line, cost: 0 });
         }
     }
 }
@@ -730,7 +807,7 @@ async fn run(
     handler: Arc<dyn Handler>,
     reader: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>,
     writer: std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>,
-    out_rx: mpsc::Receiver<Vec<u8>>,
+    out_rx: mpsc::UnboundedReceiver<Outgoing>,
     options: ConnectionOptions,
 ) -> Result<(), ConnectionError> {
     let (lane_tx, lane_rx) = mpsc::unbounded_channel::<Job>();

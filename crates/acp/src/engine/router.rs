@@ -2,6 +2,7 @@
 //! ordered deliveries to the notification lane, responses to their callers.
 
 use super::*;
+use std::task::{Context, Poll};
 
 /// Routes parsed lines from the reader to handlers, pending requests and the lane.
 pub(super) struct Router {
@@ -86,7 +87,7 @@ impl Router {
         // Refuse a duplicate id before decoding: decoding has effects (a prompt
         // registers its turn, replacing the running turn's cancellation token).
         // Only the reader inserts ids, so the id is still free below.
-        if lock(&self.conn.shared.incoming).contains_key(&id) {
+        if lock(&self.conn.shared.incoming).map.contains_key(&id) {
             self.conn
                 .reply_error(
                     id,
@@ -103,41 +104,49 @@ impl Router {
                 return;
             }
         };
-        let token = CancellationToken::new();
-        lock(&self.conn.shared.incoming).insert(id.clone(), token.clone());
         let span = debug_span!("acp.request", %method, %id);
-        let conn = self.conn.clone();
         let follow_ups = FollowUps {
-            connection: conn.id(),
+            connection: self.conn.id(),
             ..FollowUps::default()
         };
-        let work = AFTER_RESPONSE.scope(follow_ups.clone(), work);
-        let task = async move {
-            let result = tokio::select! {
-                biased;
-                _ = token.cancelled() => Err(Error::request_cancelled()),
-                outcome = AssertUnwindSafe(work).catch_unwind() => outcome.unwrap_or_else(|_| {
-                    Err(Error::internal_error().data("the handler panicked"))
-                }),
-            };
-            lock(&conn.shared.incoming).remove(&id);
-            if let Err(err) = &result {
-                debug!(code = err.code.0, message = %err.message, "request failed");
-            }
-            let sent = conn.shared.out_tx.send(response_line(&id, &result)).await;
-            let follow_ups = std::mem::take(&mut *lock(&follow_ups.queue));
-            if result.is_ok() && sent.is_ok() {
-                for work in follow_ups {
-                    work.await;
-                }
-            }
-        }
-        .instrument(span);
-        if self.lane_idle() {
-            tokio::spawn(task);
-        } else {
+        let mut work: HandlerFuture = Box::pin(
+            AssertUnwindSafe(
+                AFTER_RESPONSE
+                    .scope(follow_ups.clone(), work)
+                    .instrument(span),
+            )
+            .catch_unwind()
+            .map(|outcome| {
+                outcome
+                    .unwrap_or_else(|_| Err(Error::internal_error().data("the handler panicked")))
+            }),
+        );
+        if !self.lane_idle() {
+            // Registered now, so a `$/cancel_request` that arrives while the
+            // request waits for the lane finds it.
+            let token = self.conn.shared.register_incoming(&id);
+            let task = run_request(self.conn.clone(), id, token, work, follow_ups);
             self.enqueue(|permit| Job::Start(Box::pin(task), permit))
                 .await;
+            return;
+        }
+        // The handler's first step runs here, on the reader: most handlers
+        // (a file read, a permission answered from memory) finish without
+        // waiting, and are answered without a task of their own. The reader
+        // then waits for room in the outgoing queue, which paces a peer that
+        // sends requests faster than we answer them. A handler that has to
+        // wait goes on in its own task; the noop waker is replaced at the
+        // task's first poll.
+        let first = {
+            let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+            work.as_mut().poll(&mut cx)
+        };
+        match first {
+            Poll::Ready(result) => finish_request(&self.conn, &id, result, follow_ups).await,
+            Poll::Pending => {
+                let token = self.conn.shared.register_incoming(&id);
+                tokio::spawn(run_request(self.conn.clone(), id, token, work, follow_ups));
+            }
         }
     }
 
@@ -145,7 +154,9 @@ impl Router {
         if method == CancelRequestNotification::METHOD {
             match acp_schema::decode::<CancelRequestNotification>(acp_schema::params_text(params)) {
                 Ok(cancel) => {
-                    if let Some(token) = lock(&self.conn.shared.incoming).get(&cancel.request_id) {
+                    if let Some(token) =
+                        lock(&self.conn.shared.incoming).map.get(&cancel.request_id)
+                    {
                         debug!(id = %cancel.request_id, "request cancelled by peer");
                         token.cancel();
                     }
@@ -161,7 +172,26 @@ impl Router {
         match self.handler.notification(method, params) {
             Ok(work) => {
                 let span = debug_span!("acp.notification", %method);
-                let work: BoxFuture<'static, ()> = Box::pin(work.instrument(span));
+                let mut work: BoxFuture<'static, ()> = Box::pin(work.instrument(span));
+                // With nothing ahead of it on the lane, the handler's first
+                // step runs here, on the reader, as it would on the lane; a
+                // handler that finishes without waiting (most do) costs no
+                // trip through the lane. One that has to wait goes on there,
+                // ahead of anything that arrives after it.
+                if self.lane_idle() {
+                    let first = IN_NOTIFICATION.sync_scope(self.conn.id(), || {
+                        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+                        std::panic::catch_unwind(AssertUnwindSafe(|| work.as_mut().poll(&mut cx)))
+                    });
+                    match first {
+                        Ok(Poll::Ready(())) => return,
+                        Ok(Poll::Pending) => {}
+                        Err(_) => {
+                            warn!("a notification handler panicked");
+                            return;
+                        }
+                    }
+                }
                 self.enqueue(|permit| Job::Notify(work, permit)).await;
             }
             Err(err) if err.code == ErrorCode::METHOD_NOT_FOUND => {
@@ -199,6 +229,46 @@ impl Router {
             debug!(%method, %id, "response waits for earlier notifications");
             self.enqueue(|permit| Job::Deliver(delivery, permit)).await;
         }
+    }
+}
+
+/// Runs a request handler to its end in a task of its own (`token`, already
+/// registered under `id`, cancels it), and answers it.
+async fn run_request(
+    conn: RpcConnection,
+    id: RequestId,
+    token: CancellationToken,
+    work: HandlerFuture,
+    follow_ups: FollowUps,
+) {
+    let result = tokio::select! {
+        biased;
+        _ = token.cancelled() => Err(Error::request_cancelled()),
+        result = work => result,
+    };
+    lock(&conn.shared.incoming).map.remove(&id);
+    finish_request(&conn, &id, result, follow_ups).await;
+}
+
+/// Queues a handler's response, then runs the work it left for after the
+/// response (in a task of its own, so the reader never runs it).
+async fn finish_request(
+    conn: &RpcConnection,
+    id: &RequestId,
+    result: Result<Box<RawValue>, Error>,
+    follow_ups: FollowUps,
+) {
+    if let Err(err) = &result {
+        debug!(%id, code = err.code.0, message = %err.message, "request failed");
+    }
+    let sent = conn.shared.enqueue(response_line(id, &result)).await;
+    let follow_ups = std::mem::take(&mut *lock(&follow_ups.queue));
+    if result.is_ok() && sent.is_ok() && !follow_ups.is_empty() {
+        tokio::spawn(async move {
+            for work in follow_ups {
+                work.await;
+            }
+        });
     }
 }
 

@@ -5,10 +5,12 @@ use super::*;
 pub(super) async fn write_loop(
     conn: RpcConnection,
     mut writer: LineWriter<std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>>,
-    mut lines: mpsc::Receiver<Vec<u8>>,
+    mut lines: mpsc::UnboundedReceiver<Outgoing>,
     tap: Option<Tap>,
 ) -> Result<(), ConnectionError> {
     let result = write_lines(&conn, &mut writer, &mut lines, tap.as_ref()).await;
+    // Nothing will be written any more: senders waiting for room give up.
+    conn.shared.out_room.close();
     if let Err(e) = &result {
         conn.shutdown(Some(e.clone()));
     }
@@ -18,16 +20,17 @@ pub(super) async fn write_loop(
 async fn write_lines(
     conn: &RpcConnection,
     writer: &mut LineWriter<std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>>,
-    lines: &mut mpsc::Receiver<Vec<u8>>,
+    lines: &mut mpsc::UnboundedReceiver<Outgoing>,
     tap: Option<&Tap>,
 ) -> Result<(), ConnectionError> {
     let io = |e: std::io::Error| ConnectionError::Io(Arc::new(e));
-    let emit = |line: &[u8]| {
+    let emit = |item: &Outgoing| {
+        conn.shared.dequeued(item);
         if let Some(tap) = tap {
             tap(&TapEvent {
                 direction: Direction::Outgoing,
                 at: SystemTime::now(),
-                line,
+                line: &item.line,
             });
         }
     };
@@ -37,17 +40,17 @@ async fn write_lines(
             line = lines.recv() => line,
             _ = conn.shared.closed.cancelled() => None,
         };
-        let Some(line) = next else { break };
-        emit(&line);
-        writer.write_line(&line).await.map_err(io)?;
+        let Some(item) = next else { break };
+        emit(&item);
+        writer.write_line(&item.line).await.map_err(io)?;
         // Write whatever else is ready before paying for a flush; one yield lets
         // a busy producer add to the batch.
         let mut yielded = false;
         loop {
             match lines.try_recv() {
-                Ok(line) => {
-                    emit(&line);
-                    writer.write_line(&line).await.map_err(io)?;
+                Ok(item) => {
+                    emit(&item);
+                    writer.write_line(&item.line).await.map_err(io)?;
                 }
                 Err(_) if !yielded => {
                     yielded = true;
@@ -61,9 +64,9 @@ async fn write_lines(
     // Closing: what was queued before the close still goes out, unless the
     // peer stops reading for longer than CLOSE_FLUSH_TIMEOUT.
     let drain = async {
-        while let Ok(line) = lines.try_recv() {
-            emit(&line);
-            writer.write_line(&line).await.map_err(io)?;
+        while let Ok(item) = lines.try_recv() {
+            emit(&item);
+            writer.write_line(&item.line).await.map_err(io)?;
         }
         writer.flush().await.map_err(io)
     };
