@@ -363,8 +363,9 @@ struct Shared {
 impl Shared {
     /// Queues a line for the writer, waiting while the queue is full. (Trying
     /// first: an awaited acquire spends scheduler budget even when there is
-    /// room, which slows a task that sends thousands of lines; and the
-    /// waiting acquire, boxed, takes no room in the caller's future.) Room
+    /// room, which slows a task that sends thousands of lines; the waiting
+    /// acquire, boxed, takes no room in the caller's future, and spends no
+    /// budget either, for the reason given in `send_call`.) Room
     /// freed by the writer goes to the longest waiter first, so a large line
     /// is not starved by small ones.
     async fn enqueue(&self, line: Vec<u8>) -> Result<(), ()> {
@@ -373,7 +374,7 @@ impl Shared {
             Ok(permit) => permit.forget(),
             Err(tokio::sync::TryAcquireError::Closed) => return Err(()),
             Err(tokio::sync::TryAcquireError::NoPermits) => {
-                Box::pin(self.out_room.acquire_many(cost))
+                Box::pin(tokio::task::unconstrained(self.out_room.acquire_many(cost)))
                     .await
                     .map_err(|_| ())?
                     .forget();
