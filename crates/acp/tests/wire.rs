@@ -661,3 +661,25 @@ async fn responses_fail_or_fulfil_the_pending_request() {
         LogoutResponse::new()
     );
 }
+
+/// Answers every extension method with pretty-printed raw JSON.
+struct Pretty;
+
+impl Agent for Pretty {
+    async fn ext_method(&self, _: ExtRequest) -> Result<ExtResponse, Error> {
+        let raw = serde_json::value::RawValue::from_string("{\n  \"a\": [1,\n 2]\n}".into());
+        Ok(ExtResponse(raw.unwrap()))
+    }
+}
+
+#[tokio::test]
+async fn raw_json_with_newlines_still_goes_out_as_one_line() {
+    let (_conn, mut peer, _io): (AgentSideConnection, _, _) =
+        raw_agent(ConnectionOptions::default(), |_| Pretty);
+    exchange(
+        &mut peer,
+        r#"{"jsonrpc":"2.0","id":1,"method":"_test/pretty"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{   "a": [1,  2] }}"#,
+    )
+    .await;
+}

@@ -61,7 +61,7 @@
 //! [`ConnectionError::Closed`] and every running incoming request is cancelled.
 //! Dropping the I/O future closes the connection the same way.
 
-use crate::codec::{DEFAULT_MAX_MESSAGE_SIZE, Frame, LineReader, LineWriter};
+use crate::codec::{DEFAULT_MAX_MESSAGE_SIZE, Frame, LineReader};
 use crate::error::ConnectionError;
 use crate::tap::{Direction, Tap, TapEvent};
 use crate::transport::Transport;
@@ -82,22 +82,16 @@ use tracing::{Instrument, debug, debug_span, warn};
 
 mod classify;
 mod dropped;
+mod outbox;
 mod router;
-mod writer;
 
 use classify::{Incoming, classify};
 pub use dropped::{Dropped, OnDropped};
+use outbox::{Outbox, write_loop};
 use router::{Router, notification_lane};
-use writer::write_loop;
 
 /// The default size of the outgoing queue, in bytes.
 const DEFAULT_OUTGOING_QUEUE: usize = 1024 * 1024;
-
-/// A line on its way to the writer, with the room it takes in the queue.
-pub(crate) struct Outgoing {
-    line: Vec<u8>,
-    cost: u32,
-}
 
 /// Tunables of a connection.
 #[derive(Clone)]
@@ -346,11 +340,7 @@ struct Shared {
     next_id: AtomicI64,
     pending: Mutex<PendingTable>,
     incoming: Mutex<IncomingTable>,
-    out_tx: mpsc::UnboundedSender<Outgoing>,
-    /// Free room in the outgoing queue, in bytes.
-    out_room: Semaphore,
-    /// The outgoing queue's size in bytes (fits a semaphore's permits).
-    out_size: usize,
+    outbox: Outbox,
     closed: CancellationToken,
     close_reason: Mutex<Option<ConnectionError>>,
     /// Jobs queued on or running in the notification lane.
@@ -361,31 +351,9 @@ struct Shared {
 }
 
 impl Shared {
-    /// Queues a line for the writer, waiting while the queue is full. (Trying
-    /// first: an awaited acquire spends scheduler budget even when there is
-    /// room, which slows a task that sends thousands of lines; the waiting
-    /// acquire, boxed, takes no room in the caller's future, and spends no
-    /// budget either, for the reason given in `send_call`.) Room
-    /// freed by the writer goes to the longest waiter first, so a large line
-    /// is not starved by small ones.
+    /// Queues a line for the writer, waiting while the queue is full.
     async fn enqueue(&self, line: Vec<u8>) -> Result<(), ()> {
-        let cost = (line.len() + 1).min(self.out_size) as u32;
-        match self.out_room.try_acquire_many(cost) {
-            Ok(permit) => permit.forget(),
-            Err(tokio::sync::TryAcquireError::Closed) => return Err(()),
-            Err(tokio::sync::TryAcquireError::NoPermits) => {
-                Box::pin(tokio::task::unconstrained(self.out_room.acquire_many(cost)))
-                    .await
-                    .map_err(|_| ())?
-                    .forget();
-            }
-        }
-        self.out_tx.send(Outgoing { line, cost }).map_err(|_| ())
-    }
-
-    /// The writer took `item` off the queue: its room is free again.
-    fn dequeued(&self, item: &Outgoing) {
-        self.out_room.add_permits(item.cost as usize);
+        self.outbox.push(line).await
     }
 }
 
@@ -463,17 +431,11 @@ impl RpcConnection {
     /// Creates a connection handle; nothing happens until [`Unstarted::run`]
     /// is given a transport and a handler (which may hold clones of the handle).
     pub(crate) fn new(options: ConnectionOptions) -> (RpcConnection, Unstarted) {
-        let (out_tx, out_rx) = mpsc::unbounded_channel();
-        let out_size = options
-            .outgoing_queue
-            .clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
         let shared = Arc::new(Shared {
             next_id: AtomicI64::new(0),
             pending: Mutex::new(PendingTable::default()),
             incoming: Mutex::new(IncomingTable::default()),
-            out_tx,
-            out_room: Semaphore::new(out_size),
-            out_size,
+            outbox: Outbox::new(options.outgoing_queue),
             closed: CancellationToken::new(),
             close_reason: Mutex::new(None),
             backlog: AtomicUsize::new(0),
@@ -483,7 +445,6 @@ impl RpcConnection {
         let conn = RpcConnection { shared };
         let unstarted = Unstarted {
             conn: conn.clone(),
-            out_rx,
             options,
         };
         (conn, unstarted)
@@ -715,7 +676,6 @@ impl RpcConnection {
 /// A connection that has a handle but no I/O yet.
 pub(crate) struct Unstarted {
     conn: RpcConnection,
-    out_rx: mpsc::UnboundedReceiver<Outgoing>,
     options: ConnectionOptions,
 }
 
@@ -729,15 +689,7 @@ impl Unstarted {
         let close_on_drop = CloseOnDrop(self.conn.clone());
         Box::pin(async move {
             let _close_on_drop = close_on_drop;
-            run(
-                self.conn,
-                handler,
-                reader,
-                writer,
-                self.out_rx,
-                self.options,
-            )
-            .await
+            run(self.conn, handler, reader, writer, self.options).await
         })
     }
 }
@@ -777,7 +729,7 @@ impl Drop for CancelOnDrop<'_> {
             params: &params,
         }) {
             // Without waiting for room: a drop cannot wait, and the line is small.
-            let _ = self.conn.shared.out_tx.send(Outgoing { line, cost: 0 });
+            self.conn.shared.outbox.push_now(line);
         }
     }
 }
@@ -808,16 +760,10 @@ async fn run(
     handler: Arc<dyn Handler>,
     reader: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>,
     writer: std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>,
-    out_rx: mpsc::UnboundedReceiver<Outgoing>,
     options: ConnectionOptions,
 ) -> Result<(), ConnectionError> {
     let (lane_tx, lane_rx) = mpsc::unbounded_channel::<Job>();
-    let writer_task = tokio::spawn(write_loop(
-        conn.clone(),
-        LineWriter::new(writer),
-        out_rx,
-        options.tap.clone(),
-    ));
+    let writer_task = tokio::spawn(write_loop(conn.clone(), writer, options.tap.clone()));
     tokio::spawn(notification_lane(conn.clone(), lane_rx));
     let router = Router {
         conn: conn.clone(),
