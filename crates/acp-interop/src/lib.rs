@@ -7,9 +7,10 @@
 //! - [`binaries`]: our `acp` and `acp-test-agent` executables and the
 //!   `echo_agent` example, found in the target directory the tests were built
 //!   in, and built with `cargo build` when missing or older than their sources;
-//! - [`js`] and [`python`]: the peer programs, with their dependencies
-//!   installed on first use (`npm ci`, a virtual environment with
-//!   `pip install -r requirements.txt`) when not installed yet;
+//! - [`Peer`]: the TypeScript SDK or the Python SDK, and its programs
+//!   ([`Peer::programs`]), with their dependencies installed on first use
+//!   (`npm ci`, a virtual environment with `pip install -r
+//!   requirements.txt`) when not installed yet;
 //! - [`Sandbox`]: a temporary directory with a session directory and a log
 //!   file, and commands run in it with a time limit ([`run`]).
 //!
@@ -29,6 +30,10 @@ use std::time::{Duration, Instant, SystemTime};
 use nix::fcntl::{Flock, FlockArg};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+
+mod peer;
+
+pub use peer::{Peer, Programs, shell_quote};
 
 /// How long one program run by a test may take before it is killed.
 pub const TIMEOUT: Duration = Duration::from_secs(60);
@@ -234,246 +239,6 @@ fn newest_mtime(path: &Path) -> SystemTime {
     newest
 }
 
-/// A peer implementation: an interpreter and the directory of our programs
-/// written on that implementation's SDK.
-#[derive(Debug)]
-pub struct Peer {
-    /// The interpreter (`node`, or the virtual environment's `python`).
-    pub interpreter: PathBuf,
-    /// `interop/js` or `interop/python`.
-    pub dir: PathBuf,
-    /// The agent program, relative to `dir`.
-    agent: &'static str,
-    /// The client program, relative to `dir`.
-    client: &'static str,
-}
-
-impl Peer {
-    /// The command line that runs the peer's agent: interpreter and script.
-    pub fn agent_command(&self) -> Vec<String> {
-        vec![
-            self.interpreter.display().to_string(),
-            self.dir.join(self.agent).display().to_string(),
-        ]
-    }
-
-    /// The peer's agent as one `--agent` value for `acp` (quoted words).
-    pub fn agent_command_line(&self) -> String {
-        self.agent_command()
-            .iter()
-            .map(|w| shell_quote(w))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-
-    /// The client program's path.
-    pub fn client_script(&self) -> PathBuf {
-        self.dir.join(self.client)
-    }
-}
-
-/// The programs on the official TypeScript SDK, `interop/js`, with
-/// `node_modules` installed (`npm ci`) if it is missing or out of date.
-pub fn js() -> &'static Peer {
-    static PEER: OnceLock<Result<Peer, String>> = OnceLock::new();
-    match PEER.get_or_init(install_js) {
-        Ok(p) => p,
-        Err(e) => panic!("the TypeScript SDK peer is not available: {e}"),
-    }
-}
-
-/// The programs on the Python SDK, `interop/python`, with the virtual
-/// environment `.venv` made and `requirements.txt` installed if needed.
-pub fn python() -> &'static Peer {
-    static PEER: OnceLock<Result<Peer, String>> = OnceLock::new();
-    match PEER.get_or_init(install_python) {
-        Ok(p) => p,
-        Err(e) => panic!("the Python SDK peer is not available: {e}"),
-    }
-}
-
-fn run_install_step(command: &mut Command, what: &str) -> Result<(), String> {
-    let out = command
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run {what}: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{what} failed ({}):\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
-}
-
-/// The exact versions `package.json` pins that are not installed in
-/// `node_modules`.
-fn js_missing(dir: &Path) -> Result<Vec<String>, String> {
-    let manifest = std::fs::read_to_string(dir.join("package.json"))
-        .map_err(|e| format!("cannot read interop/js/package.json: {e}"))?;
-    let manifest: serde_json::Value =
-        serde_json::from_str(&manifest).map_err(|e| format!("bad package.json: {e}"))?;
-    let mut missing = Vec::new();
-    for (name, version) in manifest["dependencies"].as_object().into_iter().flatten() {
-        let installed =
-            std::fs::read_to_string(dir.join("node_modules").join(name).join("package.json"))
-                .ok()
-                .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok());
-        let installed = installed.as_ref().and_then(|v| v["version"].as_str());
-        if installed != version.as_str() {
-            missing.push(format!("{name}@{}", version.as_str().unwrap_or("?")));
-        }
-    }
-    Ok(missing)
-}
-
-fn install_js() -> Result<Peer, String> {
-    let dir = repo_root().join("interop/js");
-    let node = PathBuf::from("node");
-    let out = Command::new(&node).arg("--version").output().map_err(|e| {
-        format!("Node.js is needed for the TypeScript SDK interop tests (`node` on PATH): {e}")
-    })?;
-    if !out.status.success() {
-        return Err("`node --version` failed".into());
-    }
-    let layout = layout()?;
-    let _lock = install_lock(&layout.target_dir)?;
-    let missing = js_missing(&dir)?;
-    if !missing.is_empty() {
-        eprintln!(
-            "acp-interop: running `npm ci` in {} (missing: {})",
-            dir.display(),
-            missing.join(", ")
-        );
-        run_install_step(
-            Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund"])
-                .current_dir(&dir),
-            "`npm ci --no-audit --no-fund` in interop/js",
-        )?;
-        let missing = js_missing(&dir)?;
-        if !missing.is_empty() {
-            return Err(format!(
-                "after `npm ci`, still missing: {}",
-                missing.join(", ")
-            ));
-        }
-    }
-    Ok(Peer {
-        interpreter: node,
-        dir,
-        agent: "agent.mjs",
-        client: "client.mjs",
-    })
-}
-
-/// Package names compare without case and with `-`, `_` and `.` alike.
-fn normalize_package(name: &str) -> String {
-    name.to_ascii_lowercase().replace(['-', '.'], "_")
-}
-
-/// The `name==version` lines of `requirements.txt` not installed in `.venv`.
-fn python_missing(dir: &Path) -> Result<Vec<String>, String> {
-    let requirements = std::fs::read_to_string(dir.join("requirements.txt"))
-        .map_err(|e| format!("cannot read interop/python/requirements.txt: {e}"))?;
-    let mut installed = Vec::new();
-    if let Ok(libs) = std::fs::read_dir(dir.join(".venv/lib")) {
-        for lib in libs.flatten() {
-            if let Ok(entries) = std::fs::read_dir(lib.path().join("site-packages")) {
-                for entry in entries.flatten() {
-                    let name = entry.file_name().to_string_lossy().into_owned();
-                    if let Some(stem) = name.strip_suffix(".dist-info") {
-                        installed.push(normalize_package(stem));
-                    }
-                }
-            }
-        }
-    }
-    let mut missing = Vec::new();
-    for line in requirements.lines() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let Some((name, version)) = line.split_once("==") else {
-            return Err(format!(
-                "requirements.txt must pin exact versions (name==version): {line:?}"
-            ));
-        };
-        let wanted = normalize_package(&format!("{}-{}", name.trim(), version.trim()));
-        if !installed.contains(&wanted) {
-            missing.push(line.to_owned());
-        }
-    }
-    Ok(missing)
-}
-
-fn install_python() -> Result<Peer, String> {
-    let dir = repo_root().join("interop/python");
-    let venv_python = dir.join(".venv/bin/python");
-    let layout = layout()?;
-    let _lock = install_lock(&layout.target_dir)?;
-    let missing = python_missing(&dir)?;
-    if !missing.is_empty() || !venv_python.exists() {
-        eprintln!(
-            "acp-interop: installing interop/python/requirements.txt into interop/python/.venv (missing: {})",
-            missing.join(", ")
-        );
-        if !venv_python.exists() {
-            run_install_step(
-                Command::new("python3")
-                    .args(["-m", "venv", ".venv"])
-                    .current_dir(&dir),
-                "`python3 -m venv .venv` in interop/python (Python 3.10 or newer is needed)",
-            )?;
-        }
-        run_install_step(
-            Command::new(&venv_python)
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--disable-pip-version-check",
-                    "--no-input",
-                    "--quiet",
-                    "-r",
-                    "requirements.txt",
-                ])
-                .current_dir(&dir),
-            "`pip install -r requirements.txt` in interop/python/.venv",
-        )?;
-        let missing = python_missing(&dir)?;
-        if !missing.is_empty() {
-            return Err(format!(
-                "after pip install, still missing: {}",
-                missing.join(", ")
-            ));
-        }
-    }
-    Ok(Peer {
-        interpreter: venv_python,
-        dir,
-        agent: "agent.py",
-        client: "client.py",
-    })
-}
-
-/// Quotes `word` for a POSIX shell-like command line (as `acp --agent` parses it).
-pub fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,".contains(c));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
 /// A temporary directory for one test: `work/` is the session directory
 /// (canonical, so paths compare exactly) and `peer.log` the log file the
 /// peers' agents and `acp-test-agent` append their events to.
@@ -551,13 +316,14 @@ impl Sandbox {
     /// A peer's client against `agent` (our agent), with `options` before `--`.
     pub fn peer_client<A: AsRef<OsStr>>(
         &self,
-        peer: &Peer,
+        peer: Peer,
         options: &[&str],
         agent: &[A],
     ) -> Command {
-        let mut command = self.command(&peer.interpreter);
+        let programs = peer.programs();
+        let mut command = self.command(&programs.interpreter);
         command
-            .arg(peer.client_script())
+            .arg(programs.client_script())
             .args(options)
             .arg("--")
             .args(agent);
@@ -804,8 +570,12 @@ pub struct Connected {
 /// Starts `peer`'s agent in the sandbox (with `env` added) and connects our
 /// runtime's [`ClientSideConnection`](acp::ClientSideConnection) to it. Needs
 /// a Tokio runtime.
-pub fn connect(peer: &Peer, sb: &Sandbox, env: &[(&str, &str)]) -> Connected {
-    let [program, script]: [String; 2] = peer.agent_command().try_into().expect("two words");
+pub fn connect(peer: Peer, sb: &Sandbox, env: &[(&str, &str)]) -> Connected {
+    let [program, script]: [String; 2] = peer
+        .programs()
+        .agent_command()
+        .try_into()
+        .expect("two words");
     let mut command = acp::AgentCommand::new(program)
         .arg(script)
         .env("INTEROP_LOG", sb.log_path())

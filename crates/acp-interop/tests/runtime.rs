@@ -1,14 +1,243 @@
-//! Our runtime's `ClientSideConnection` against the official TypeScript SDK's
-//! agent, checking the typed decoding of everything it sends.
+//! Our runtime's `ClientSideConnection` against each peer's agent
+//! (`interop/js/agent.mjs` on the official TypeScript SDK,
+//! `interop/python/agent.py` on the Python SDK), checking the typed decoding
+//! of everything it sends.
+//!
+//! The scenarios both agents can play are written once, as functions taking
+//! the peer, each followed by its tests, one per peer. What each agent
+//! answers and sends differs (the TypeScript agent sends every kind of
+//! update), so the decoding checks are a test per agent.
 
 use acp::schema::*;
-use acp_interop::{Connected, Sandbox, assert_round_trip, js, logged};
+use acp_interop::Peer::{self, Js, Python};
+use acp_interop::{Connected, Sandbox, assert_round_trip, connect, logged};
 use serde_json::json;
+use tokio::task::JoinHandle;
 
-fn connect(sb: &Sandbox, env: &[(&str, &str)]) -> Connected {
-    acp_interop::connect(js(), sb, env)
+async fn applies_the_capability_defaults_to_a_minimal_initialize_answer(peer: Peer) {
+    let sb = Sandbox::new();
+    let c = connect(peer, &sb, &[("INTEROP_MINIMAL_INIT", "1")]);
+    let init = c
+        .conn
+        .initialize(InitializeRequest::new(ProtocolVersion::V1))
+        .await
+        .unwrap();
+    assert_eq!(c.raw_result(0), json!({ "protocolVersion": 1 }));
+    // The defaults the SDKs document (the TypeScript SDK fills them in
+    // itself when it parses an answer): nothing supported, no
+    // authentication, no agent info.
+    assert_eq!(init.protocol_version, ProtocolVersion::V1);
+    assert_eq!(init.agent_capabilities, AgentCapabilities::new());
+    assert!(!init.agent_capabilities.load_session);
+    assert!(!init.agent_capabilities.prompt_capabilities.image);
+    assert!(!init.agent_capabilities.prompt_capabilities.audio);
+    assert!(!init.agent_capabilities.prompt_capabilities.embedded_context);
+    assert!(!init.agent_capabilities.mcp_capabilities.http);
+    assert!(!init.agent_capabilities.mcp_capabilities.sse);
+    assert!(init.auth_methods.is_empty());
+    assert!(init.agent_info.is_none());
+    c.close().await;
 }
 
+#[tokio::test]
+async fn runtime_applies_the_capability_defaults_to_a_minimal_js_initialize_answer() {
+    applies_the_capability_defaults_to_a_minimal_initialize_answer(Js).await;
+}
+
+#[tokio::test]
+async fn runtime_applies_the_capability_defaults_to_a_minimal_python_initialize_answer() {
+    applies_the_capability_defaults_to_a_minimal_initialize_answer(Python).await;
+}
+
+/// A prompt turn in progress: the agent streams "tick N" lines until it is
+/// cancelled.
+struct SlowTurn {
+    c: Connected,
+    session: SessionId,
+    turn: JoinHandle<Result<PromptResponse, acp::ConnectionError>>,
+}
+
+/// Connects to the peer's agent, opens a session, prompts "slow" and waits
+/// for the first tick.
+async fn start_slow_turn(peer: Peer, sb: &Sandbox) -> SlowTurn {
+    let c = connect(peer, sb, &[]);
+    c.conn
+        .initialize(InitializeRequest::new(ProtocolVersion::V1))
+        .await
+        .unwrap();
+    let session = c
+        .conn
+        .new_session(NewSessionRequest::new(sb.work().display().to_string()))
+        .await
+        .unwrap()
+        .session_id;
+    let turn = tokio::spawn({
+        let conn = c.conn.clone();
+        let session = session.clone();
+        async move {
+            conn.prompt(PromptRequest::new(session, vec!["slow".into()]))
+                .await
+        }
+    });
+    c.wait_for_text("tick 1\n").await;
+    SlowTurn { c, session, turn }
+}
+
+async fn cancels_the_agents_turn(peer: Peer) {
+    let sb = Sandbox::new();
+    let SlowTurn { c, session, turn } = start_slow_turn(peer, &sb).await;
+    c.conn
+        .cancel(CancelNotification::new(session.clone()))
+        .await
+        .unwrap();
+    let reply = tokio::time::timeout(std::time::Duration::from_secs(10), turn)
+        .await
+        .expect("the turn did not end after session/cancel")
+        .unwrap()
+        .unwrap();
+    assert_eq!(reply.stop_reason, StopReason::Cancelled);
+    let log = sb.log();
+    assert!(
+        log.lines()
+            .any(|l| l == format!("session/cancel {session}")),
+        "{log}"
+    );
+    assert!(log.lines().any(|l| l == "stop cancelled"), "{log}");
+    // Closing our end closes the agent's standard input: the SDK sees the
+    // end of the connection and the agent exits by itself.
+    c.close().await;
+    let log = sb.log();
+    assert!(log.ends_with("closed\n"), "{log}");
+}
+
+#[tokio::test]
+async fn runtime_cancels_the_js_agents_turn() {
+    cancels_the_agents_turn(Js).await;
+}
+
+#[tokio::test]
+async fn runtime_cancels_the_python_agents_turn() {
+    cancels_the_agents_turn(Python).await;
+}
+
+#[tokio::test]
+async fn runtime_sends_cancel_request_when_a_prompt_to_the_js_agent_is_dropped() {
+    let sb = Sandbox::new();
+    let SlowTurn { c, turn, .. } = start_slow_turn(Js, &sb).await;
+    // Dropping the future sends `$/cancel_request`; the SDK aborts the
+    // handler's signal and the agent answers -32800. (The Python SDK has no
+    // `$/cancel_request`.)
+    turn.abort();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !sb.log().contains("stop request cancelled\n") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent saw no $/cancel_request:\n{}",
+            sb.log()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    c.close().await;
+}
+
+// ---------------------------------------------------------------------------
+// Decoding what each agent answers and sends.
+
+#[tokio::test]
+async fn runtime_decodes_the_python_agents_answers_and_updates() {
+    let sb = Sandbox::new();
+    let c = connect(Python, &sb, &[]);
+    let init = c
+        .conn
+        .initialize(
+            InitializeRequest::new(ProtocolVersion::V1).client_capabilities(
+                ClientCapabilities::new().fs(FileSystemCapabilities::new().read_text_file(true)),
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(init.protocol_version, ProtocolVersion::V1);
+    let caps = &init.agent_capabilities;
+    assert!(!caps.load_session);
+    assert!(caps.prompt_capabilities.image);
+    assert!(caps.prompt_capabilities.embedded_context);
+    assert!(caps.mcp_capabilities.http);
+    assert!(init.auth_methods.is_empty());
+    let info = init.agent_info.as_ref().unwrap();
+    assert_eq!(
+        (
+            info.name.as_str(),
+            info.title.as_deref(),
+            info.version.as_str()
+        ),
+        (
+            "interop-python-agent",
+            Some("Interop Python agent"),
+            "0.12.1"
+        )
+    );
+    assert_round_trip("initialize response", &init, &c.raw_result(0));
+    let sent = logged(&sb.log(), "initialize");
+    assert_eq!(sent["clientCapabilities"]["fs"]["readTextFile"], true);
+
+    let new = c
+        .conn
+        .new_session(NewSessionRequest::new(sb.work().display().to_string()))
+        .await
+        .unwrap();
+    assert_eq!(new.session_id.as_str(), "py-1");
+    let modes = new.modes.as_ref().unwrap();
+    assert_eq!(modes.current_mode_id.as_str(), "code");
+    assert_eq!(modes.available_modes.len(), 2);
+    assert_round_trip("session/new response", &new, &c.raw_result(1));
+
+    let reply = c
+        .conn
+        .prompt(PromptRequest::new(
+            new.session_id.clone(),
+            vec!["a b permission".into()],
+        ))
+        .await
+        .unwrap();
+    assert_eq!(reply.stop_reason, StopReason::EndTurn);
+    assert_round_trip("session/prompt response", &reply, &c.raw_result(2));
+    let typed = c.recorder.updates.lock().unwrap().clone();
+    let raw = c.raw_updates();
+    assert_eq!(typed.len(), raw.len());
+    for (typed, raw) in typed.iter().zip(&raw) {
+        assert_round_trip("session/update", typed, raw);
+    }
+    let text: String = typed
+        .iter()
+        .filter_map(|n| match &n.update {
+            SessionUpdate::AgentMessageChunk(c) => c.content.as_text(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "a b permission\npermission: selected allow\n");
+    let tool_calls: Vec<_> = typed
+        .iter()
+        .filter_map(|n| match &n.update {
+            SessionUpdate::ToolCall(t) => Some(format!(
+                "{} {} {:?} {:?}",
+                t.tool_call_id, t.title, t.kind, t.status
+            )),
+            SessionUpdate::ToolCallUpdate(u) => Some(format!("{} {:?}", u.tool_call_id, u.status)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        tool_calls,
+        [
+            "call-1 Edit notes.txt Edit Pending",
+            "call-1 Some(Completed)"
+        ]
+    );
+    c.close().await;
+}
+
+/// What we advertise to the TypeScript agent: fs, and the session
+/// capabilities (notices, compaction) it needs to send those updates.
 fn client_capabilities() -> ClientCapabilities {
     ClientCapabilities::new()
         .fs(FileSystemCapabilities::new()
@@ -24,7 +253,7 @@ fn client_capabilities() -> ClientCapabilities {
 #[tokio::test]
 async fn runtime_decodes_the_js_agents_initialize_and_session_new() {
     let sb = Sandbox::new();
-    let c = connect(&sb, &[]);
+    let c = connect(Js, &sb, &[]);
     let init = c
         .conn
         .initialize(
@@ -110,34 +339,9 @@ async fn runtime_decodes_the_js_agents_initialize_and_session_new() {
 }
 
 #[tokio::test]
-async fn runtime_applies_the_capability_defaults_to_a_minimal_initialize_answer() {
-    let sb = Sandbox::new();
-    let c = connect(&sb, &[("INTEROP_MINIMAL_INIT", "1")]);
-    let init = c
-        .conn
-        .initialize(InitializeRequest::new(ProtocolVersion::V1))
-        .await
-        .unwrap();
-    assert_eq!(c.raw_result(0), json!({ "protocolVersion": 1 }));
-    // The defaults the SDK documents (and fills in itself when it parses an
-    // answer): nothing supported, no authentication, no agent info.
-    assert_eq!(init.protocol_version, ProtocolVersion::V1);
-    assert_eq!(init.agent_capabilities, AgentCapabilities::new());
-    assert!(!init.agent_capabilities.load_session);
-    assert!(!init.agent_capabilities.prompt_capabilities.image);
-    assert!(!init.agent_capabilities.prompt_capabilities.audio);
-    assert!(!init.agent_capabilities.prompt_capabilities.embedded_context);
-    assert!(!init.agent_capabilities.mcp_capabilities.http);
-    assert!(!init.agent_capabilities.mcp_capabilities.sse);
-    assert!(init.auth_methods.is_empty());
-    assert!(init.agent_info.is_none());
-    c.close().await;
-}
-
-#[tokio::test]
 async fn runtime_decodes_every_update_kind_the_js_agent_sends() {
     let sb = Sandbox::new();
-    let c = connect(&sb, &[]);
+    let c = connect(Js, &sb, &[]);
     c.conn
         .initialize(
             InitializeRequest::new(ProtocolVersion::V1).client_capabilities(client_capabilities()),
@@ -371,88 +575,4 @@ async fn runtime_decodes_every_update_kind_the_js_agent_sends() {
         other => panic!("compaction_update decoded as {other:?}"),
     }
     c.close().await;
-}
-
-#[tokio::test]
-async fn runtime_sends_cancel_request_when_a_prompt_is_dropped() {
-    let sb = Sandbox::new();
-    let c = connect(&sb, &[]);
-    c.conn
-        .initialize(InitializeRequest::new(ProtocolVersion::V1))
-        .await
-        .unwrap();
-    let session = c
-        .conn
-        .new_session(NewSessionRequest::new(sb.work().display().to_string()))
-        .await
-        .unwrap()
-        .session_id;
-    let turn = tokio::spawn({
-        let conn = c.conn.clone();
-        async move {
-            conn.prompt(PromptRequest::new(session, vec!["slow".into()]))
-                .await
-        }
-    });
-    c.wait_for_text("tick 1\n").await;
-    // Dropping the future sends `$/cancel_request`; the SDK aborts the
-    // handler's signal and the agent answers -32800.
-    turn.abort();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !sb.log().contains("stop request cancelled\n") {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the agent saw no $/cancel_request:\n{}",
-            sb.log()
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    c.close().await;
-}
-
-#[tokio::test]
-async fn runtime_cancels_the_js_agents_turn() {
-    let sb = Sandbox::new();
-    let c = connect(&sb, &[]);
-    c.conn
-        .initialize(InitializeRequest::new(ProtocolVersion::V1))
-        .await
-        .unwrap();
-    let session = c
-        .conn
-        .new_session(NewSessionRequest::new(sb.work().display().to_string()))
-        .await
-        .unwrap()
-        .session_id;
-    let turn = tokio::spawn({
-        let conn = c.conn.clone();
-        let session = session.clone();
-        async move {
-            conn.prompt(PromptRequest::new(session, vec!["slow".into()]))
-                .await
-        }
-    });
-    c.wait_for_text("tick 1\n").await;
-    c.conn
-        .cancel(CancelNotification::new(session.clone()))
-        .await
-        .unwrap();
-    let reply = tokio::time::timeout(std::time::Duration::from_secs(10), turn)
-        .await
-        .expect("the turn did not end after session/cancel")
-        .unwrap()
-        .unwrap();
-    assert_eq!(reply.stop_reason, StopReason::Cancelled);
-    let log = sb.log();
-    assert!(
-        log.lines()
-            .any(|l| l == format!("session/cancel {session}")),
-        "{log}"
-    );
-    assert!(log.lines().any(|l| l == "stop cancelled"), "{log}");
-    // Closing our end closes the agent's standard input: the SDK sees the
-    // end of the connection and the agent exits by itself.
-    c.close().await;
-    let log = sb.log();
-    assert!(log.ends_with("closed\n"), "{log}");
 }
