@@ -1,10 +1,12 @@
 //! `acp chat`: the interactive mode. A line editor (history, tab
 //! completion of slash commands) alternates with the agent's turns; during
-//! a turn the editor is inactive and the transcript streams, so the two
-//! never write over each other.
+//! a turn the editor is inactive and the transcript streams. What the agent
+//! sends between turns is printed above the prompt, which is then redrawn
+//! with the half-typed line ([`crate::output`]), so the two never write
+//! over each other.
 
 use crate::cli::ChatArgs;
-use crate::client::{CliClient, PermissionPolicy};
+use crate::client::CliClient;
 use crate::config::ChosenAgent;
 use crate::exec::{
     CANCEL_GRACE, Interrupted, Opened, Session, Setup, spawn_agent, watch_interrupts,
@@ -12,6 +14,8 @@ use crate::exec::{
 };
 use crate::exit::{self, Failure};
 use crate::mentions::prompt_blocks;
+use crate::output::ChatOutput;
+use crate::permission::PermissionPolicy;
 use crate::render::Renderer;
 use crate::transcript::{Commands, Transcript};
 use acp::schema::*;
@@ -58,9 +62,10 @@ pub fn history_path() -> Option<PathBuf> {
 pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
     let setup = Setup::new(&args.session, PermissionPolicy::Ask)?;
     let commands = Commands::default();
+    let output = ChatOutput::default();
     let client = CliClient::new(
         setup.settings(true),
-        Renderer::chat(use_color(), commands.clone()),
+        Renderer::chat(use_color(), commands.clone(), Box::new(output.writer())),
     );
     let mut interrupts = watch_interrupts()?;
     let label = agent.label.clone();
@@ -71,7 +76,11 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
             .read_text_file(true)
             .write_text_file(true))
         .terminal(true)
-        .elicitation(ElicitationCapabilities::new().form(ElicitationFormCapabilities::new()))
+        .elicitation(
+            ElicitationCapabilities::new()
+                .form(ElicitationFormCapabilities::new())
+                .url(ElicitationUrlCapabilities::new()),
+        )
         .session(ClientSessionCapabilities::new().config_options(
             SessionConfigOptionsCapabilities::new().boolean(BooleanConfigOptionCapabilities::new()),
         ));
@@ -93,6 +102,7 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
                 setup: &setup,
                 interrupts: &mut interrupts,
                 commands,
+                output,
             };
             chat.adopt_state();
             chat.transcript(|t| {
@@ -115,6 +125,7 @@ struct Chat<'a> {
     setup: &'a Setup,
     interrupts: &'a mut Signal,
     commands: Commands,
+    output: ChatOutput,
 }
 
 /// What the loop does after a line.
@@ -166,15 +177,25 @@ impl Chat<'_> {
         if let Some(path) = &history {
             let _ = editor.load_history(path);
         }
+        // Fails without a terminal; the transcript then always goes to
+        // standard output.
+        if let Ok(printer) = editor.create_external_printer() {
+            self.output.attach(printer);
+        }
         let mut editor = Some(editor);
         let result = loop {
             let mut ed = editor.take().expect("the editor is back after each line");
-            let (ed, line) = tokio::task::spawn_blocking(move || {
+            // A question abandoned by a cancelled turn may still be reading.
+            self.client().terminal_free().await;
+            self.output.set_editing(true);
+            let read = tokio::task::spawn_blocking(move || {
                 let line = ed.readline("> ");
                 (ed, line)
             })
-            .await
-            .map_err(|e| Failure::agent(format!("the line editor failed: {e}")))?;
+            .await;
+            self.output.set_editing(false);
+            let (ed, line) =
+                read.map_err(|e| Failure::agent(format!("the line editor failed: {e}")))?;
             editor = Some(ed);
             let line = match line {
                 Ok(line) => line,
@@ -235,11 +256,14 @@ impl Chat<'_> {
         tokio::pin!(overlong);
         let response = loop {
             tokio::select! {
-                response = &mut turn => break response,
+                // The over-long report comes before the answer that follows
+                // it; when both are in, the report wins.
+                biased;
                 _ = &mut overlong => {
                     client.with_renderer(|r| r.break_line());
                     return Err(crate::exec::overlong_failure());
                 }
+                response = &mut turn => break response,
                 _ = self.interrupts.recv() => {
                     if cancelled {
                         let _ = self.session.process.kill();

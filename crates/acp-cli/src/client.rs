@@ -1,11 +1,16 @@
 //! The client side of the protocol as `acp` implements it: [`CliClient`].
 //!
 //! It renders session updates (plain text or JSON lines), answers
-//! permission requests by a [`PermissionPolicy`], serves `fs/*` within a
-//! [`Confinement`], runs `terminal/*` commands ([`Terminals`]) and declines
-//! elicitations.
+//! permission requests by a [`PermissionPolicy`] ([`crate::permission`]),
+//! serves `fs/*` within a [`Confinement`], runs `terminal/*` commands
+//! ([`Terminals`]). In chat it asks elicitations on the terminal (forms, and
+//! links to open in a browser: [`crate::elicit`]); otherwise it declines
+//! them.
 
 use crate::fs::{Confinement, read_text, write_text};
+use crate::permission::{
+    Decision, PermissionPolicy, ask_on_tty, ask_permission, decide, pick_option,
+};
 use crate::render::Renderer;
 use crate::terminal::Terminals;
 use crate::tty::Tty;
@@ -17,77 +22,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::watch;
 
-/// How permission requests are answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PermissionPolicy {
-    /// Allow everything (`--approve-all`).
-    ApproveAll,
-    /// Allow tool calls of kind `read` or `search`, deny the rest
-    /// (`--approve-reads`).
-    ApproveReads,
-    /// Deny everything (`--deny-all`; the default without a terminal).
-    DenyAll,
-    /// Ask on the controlling terminal.
-    Ask,
-}
-
-/// What the policy decided for one request.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
-    /// Pick this allowing option.
-    Allow(PermissionOption),
-    /// Pick this rejecting option.
-    Reject(PermissionOption),
-    /// Answer `cancelled` (no fitting option, or the turn was cancelled).
-    Cancel,
-}
-
-/// Picks the option that carries out `allow` (allow_once before
-/// allow_always; reject_once before reject_always).
-pub fn pick_option(options: &[PermissionOption], allow: bool) -> Decision {
-    let order: [PermissionOptionKind; 2] = if allow {
-        [
-            PermissionOptionKind::AllowOnce,
-            PermissionOptionKind::AllowAlways,
-        ]
-    } else {
-        [
-            PermissionOptionKind::RejectOnce,
-            PermissionOptionKind::RejectAlways,
-        ]
-    };
-    for kind in order {
-        if let Some(option) = options.iter().find(|o| o.kind == kind) {
-            return if allow {
-                Decision::Allow(option.clone())
-            } else {
-                Decision::Reject(option.clone())
-            };
-        }
-    }
-    Decision::Cancel
-}
-
-/// Decides a request under a non-interactive policy; `None` for
-/// [`PermissionPolicy::Ask`].
-pub fn decide(
-    policy: PermissionPolicy,
-    kind: Option<&ToolKind>,
-    options: &[PermissionOption],
-) -> Option<Decision> {
-    let allow = match policy {
-        PermissionPolicy::ApproveAll => true,
-        PermissionPolicy::ApproveReads => matches!(kind, Some(ToolKind::Read | ToolKind::Search)),
-        PermissionPolicy::DenyAll => false,
-        PermissionPolicy::Ask => return None,
-    };
-    Some(match pick_option(options, allow) {
-        // An approving policy with no allow option still must not hang.
-        Decision::Cancel if allow => pick_option(options, false),
-        other => other,
-    })
-}
-
 /// Settings of a [`CliClient`].
 #[derive(Debug, Clone)]
 pub struct ClientSettings {
@@ -98,7 +32,8 @@ pub struct ClientSettings {
     /// The default working directory of terminals.
     pub cwd: PathBuf,
     /// `acp chat`: permission questions remember "always" answers per tool
-    /// kind, elicitations are asked as forms, terminal output is shown.
+    /// kind, elicitations are asked (forms, links to open), terminal output
+    /// is shown.
     pub interactive: bool,
 }
 
@@ -126,6 +61,29 @@ struct Shared {
     /// Chat: terminals whose output is shown as it arrives, with the
     /// offset of the output shown so far.
     live_terminals: Mutex<HashMap<TerminalId, usize>>,
+    /// Chat: the messages of the URL elicitations the user accepted, until
+    /// the agent reports them complete.
+    links: Mutex<HashMap<ElicitationId, String>>,
+    /// Chat: how many questions still read the terminal. One abandoned
+    /// when its turn was cancelled stops within [`crate::tty::Tty::ask`]'s
+    /// poll interval; until then it would take lines typed at the prompt.
+    asking: watch::Sender<usize>,
+}
+
+/// Counts a question as reading the terminal while it lives.
+struct Asking(Arc<Shared>);
+
+impl Asking {
+    fn start(shared: Arc<Shared>) -> Self {
+        shared.asking.send_modify(|n| *n += 1);
+        Asking(shared)
+    }
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        self.0.asking.send_modify(|n| *n -= 1);
+    }
 }
 
 /// Chat: how often a running terminal's output is checked for new lines.
@@ -155,6 +113,8 @@ impl CliClient {
                 tool_terminals: Mutex::new(HashMap::new()),
                 shown_terminals: Mutex::new(Default::default()),
                 live_terminals: Mutex::new(HashMap::new()),
+                links: Mutex::new(HashMap::new()),
+                asking: watch::Sender::new(0),
             }),
         }
     }
@@ -198,6 +158,16 @@ impl CliClient {
     pub fn begin_turn(&self) {
         self.shared.cancelled.send_replace(false);
         self.shared.denied.store(0, Ordering::Relaxed);
+    }
+
+    /// Resolves once no question reads the terminal any more (chat: the
+    /// line editor must not start before, or the two would split the
+    /// user's input).
+    pub fn terminal_free(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut asking = self.shared.asking.subscribe();
+        async move {
+            let _ = asking.wait_for(|n| *n == 0).await;
+        }
     }
 
     /// Kills every terminal command still running.
@@ -459,25 +429,14 @@ impl CliClient {
                 };
             }
         }
-        self.with_renderer(|r| r.break_line());
-        let mut cancelled = self.shared.cancelled.subscribe();
-        let abort = Arc::new(AtomicBool::new(false));
-        let flag = abort.clone();
         let color = self.with_renderer(|r| r.color());
         let kind_text = kind.as_ref().map(|k| k.to_string());
-        let question = tokio::task::spawn_blocking(move || {
-            let Some(mut tty) = Tty::open(flag) else {
-                return pick_option(&options, false);
-            };
-            ask_permission(&mut tty, &title, kind_text.as_deref(), &options, color)
-        });
-        let decision = tokio::select! {
-            answer = question => answer.unwrap_or(Decision::Cancel),
-            _ = cancelled.wait_for(|c| *c) => {
-                abort.store(true, Ordering::Relaxed);
-                Decision::Cancel
-            }
-        };
+        let decision = self
+            .on_tty(pick_option(&options, false), move |tty| {
+                ask_permission(tty, &title, kind_text.as_deref(), &options, color)
+            })
+            .await
+            .unwrap_or(Decision::Cancel);
         let chosen = match &decision {
             Decision::Allow(o) if o.kind == PermissionOptionKind::AllowAlways => Some(true),
             Decision::Reject(o) if o.kind == PermissionOptionKind::RejectAlways => Some(false),
@@ -493,6 +452,78 @@ impl CliClient {
         decision
     }
 
+    /// Chat: asks a question on the terminal, from a blocking thread, on a
+    /// line of its own. `no_tty` is the answer when the terminal cannot be
+    /// opened. `None` when the turn is cancelled meanwhile (the question is
+    /// abandoned) or the question failed.
+    async fn on_tty<T: Send + 'static>(
+        &self,
+        no_tty: T,
+        ask: impl FnOnce(&mut Tty) -> T + Send + 'static,
+    ) -> Option<T> {
+        self.with_renderer(|r| r.break_line());
+        let mut cancelled = self.shared.cancelled.subscribe();
+        let abort = Arc::new(AtomicBool::new(false));
+        let flag = abort.clone();
+        let asking = Asking::start(self.shared.clone());
+        let question = tokio::task::spawn_blocking(move || {
+            let _asking = asking;
+            match Tty::open(flag) {
+                Some(mut tty) => ask(&mut tty),
+                None => no_tty,
+            }
+        });
+        tokio::select! {
+            answer = question => answer.ok(),
+            _ = cancelled.wait_for(|c| *c) => {
+                abort.store(true, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    /// Chat: a URL elicitation. The link is shown and opened only with
+    /// the user's consent, and only if it is http or https.
+    async fn ask_link(
+        &self,
+        message: String,
+        link: ElicitationUrlMode,
+    ) -> CreateElicitationResponse {
+        let shown = crate::elicit::printable(&link.url);
+        if let Some(why) = crate::elicit::refuse_link(&link.url) {
+            let note = format!(
+                "[elicitation] declined: {} — {why}: {shown}",
+                crate::elicit::printable(&message)
+            );
+            self.with_renderer(|r| r.note(&note));
+            return CreateElicitationResponse::decline();
+        }
+        let color = self.with_renderer(|r| r.color());
+        let (text, url) = (message.clone(), link.url.clone());
+        let consent = self
+            .on_tty(Some(false), move |tty| {
+                crate::elicit::ask_url(tty, &text, &url, color)
+            })
+            .await
+            .flatten();
+        match consent {
+            None => return CreateElicitationResponse::cancel(),
+            Some(false) => return CreateElicitationResponse::decline(),
+            Some(true) => {}
+        }
+        let note = match crate::elicit::open_url(&link.url) {
+            Ok(program) => format!("[elicitation] asked {program} to open the link"),
+            Err(why) => format!("[elicitation] {why}; open the link yourself: {shown}"),
+        };
+        self.with_renderer(|r| r.note(&note));
+        self.shared
+            .links
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(link.elicitation_id, message);
+        CreateElicitationResponse::accept(None)
+    }
+
     async fn ask(&self, title: String, options: Vec<PermissionOption>) -> Decision {
         let mut cancelled = self.shared.cancelled.subscribe();
         let question = tokio::task::spawn_blocking(move || ask_on_tty(&title, &options));
@@ -502,93 +533,6 @@ impl CliClient {
         }
     }
 }
-
-/// Chat: the permission question, with numbered options and their kinds.
-fn ask_permission(
-    tty: &mut Tty,
-    title: &str,
-    kind: Option<&str>,
-    options: &[PermissionOption],
-    color: bool,
-) -> Decision {
-    let style = crate::style::Style::new(color);
-    let kind = kind.map(|k| format!(" ({k})")).unwrap_or_default();
-    let mut text = format!("{} {title}{kind}\n", style.yellow_bold("? Permission:"));
-    for (i, option) in options.iter().enumerate() {
-        text.push_str(&format!(
-            "  {}) {} {}\n",
-            i + 1,
-            option.name,
-            style.dim(&format!("[{}]", option.kind))
-        ));
-    }
-    tty.write(&text);
-    loop {
-        let Some(line) = tty.ask(&format!("Choose 1-{}: ", options.len())) else {
-            tty.write("\n");
-            return Decision::Cancel;
-        };
-        if let Some(option) = line
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .and_then(|n| n.checked_sub(1))
-            .and_then(|i| options.get(i))
-        {
-            return match option.kind {
-                PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways => {
-                    Decision::Allow(option.clone())
-                }
-                _ => Decision::Reject(option.clone()),
-            };
-        }
-    }
-}
-
-/// Asks on `/dev/tty`; anything unreadable counts as a rejection.
-fn ask_on_tty(title: &str, options: &[PermissionOption]) -> Decision {
-    use std::io::{BufRead, Write};
-    let Ok(tty) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-    else {
-        return pick_option(options, false);
-    };
-    let mut out = match tty.try_clone() {
-        Ok(out) => out,
-        Err(_) => return pick_option(options, false),
-    };
-    let mut input = std::io::BufReader::new(tty);
-    loop {
-        let _ = writeln!(out, "The agent asks permission: {title}");
-        for (i, option) in options.iter().enumerate() {
-            let _ = writeln!(out, "  {}) {} [{}]", i + 1, option.name, option.kind);
-        }
-        let _ = write!(out, "Choose 1-{}: ", options.len());
-        let _ = out.flush();
-        let mut line = String::new();
-        match input.read_line(&mut line) {
-            Ok(0) | Err(_) => return pick_option(options, false),
-            Ok(_) => {}
-        }
-        if let Some(option) = line
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .and_then(|n| n.checked_sub(1))
-            .and_then(|i| options.get(i))
-        {
-            return match option.kind {
-                PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways => {
-                    Decision::Allow(option.clone())
-                }
-                _ => Decision::Reject(option.clone()),
-            };
-        }
-    }
-}
-
 impl Client for CliClient {
     async fn request_permission(
         &self,
@@ -696,30 +640,46 @@ impl Client for CliClient {
         &self,
         args: CreateElicitationRequest,
     ) -> Result<CreateElicitationResponse, Error> {
-        if self.shared.settings.interactive
-            && let ElicitationMode::Form(form) = &args.mode
-        {
-            self.with_renderer(|r| r.break_line());
-            let mut cancelled = self.shared.cancelled.subscribe();
-            let abort = Arc::new(AtomicBool::new(false));
-            let flag = abort.clone();
-            let (message, schema) = (args.message.clone(), form.requested_schema.clone());
-            let color = self.with_renderer(|r| r.color());
-            let form = tokio::task::spawn_blocking(move || match Tty::open(flag) {
-                Some(mut tty) => crate::elicit::ask_form(&mut tty, &message, &schema, color),
-                None => CreateElicitationResponse::decline(),
-            });
-            let response = tokio::select! {
-                answer = form => answer.unwrap_or_else(|_| CreateElicitationResponse::cancel()),
-                _ = cancelled.wait_for(|c| *c) => {
-                    abort.store(true, Ordering::Relaxed);
-                    CreateElicitationResponse::cancel()
+        if self.shared.settings.interactive {
+            match args.mode {
+                ElicitationMode::Form(form) => {
+                    let color = self.with_renderer(|r| r.color());
+                    let (message, schema) = (args.message, form.requested_schema);
+                    let response = self
+                        .on_tty(CreateElicitationResponse::decline(), move |tty| {
+                            crate::elicit::ask_form(tty, &message, &schema, color)
+                        })
+                        .await;
+                    return Ok(response.unwrap_or_else(CreateElicitationResponse::cancel));
                 }
-            };
-            return Ok(response);
+                ElicitationMode::Url(link) => return Ok(self.ask_link(args.message, link).await),
+                _ => {}
+            }
         }
         self.with_renderer(|r| r.note(&format!("[elicitation] declined: {}", args.message)));
         Ok(CreateElicitationResponse::decline())
+    }
+
+    async fn complete_elicitation(
+        &self,
+        args: CompleteElicitationNotification,
+    ) -> Result<(), Error> {
+        if *self.shared.overlong.borrow() {
+            return Ok(());
+        }
+        let message = self
+            .shared
+            .links
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&args.elicitation_id);
+        let what = message.unwrap_or_else(|| args.elicitation_id.to_string());
+        let note = format!(
+            "[elicitation] completed: {}",
+            crate::elicit::printable(&what)
+        );
+        self.with_renderer(|r| r.note(&note));
+        Ok(())
     }
 
     async fn session_notification(&self, args: SessionNotification) -> Result<(), Error> {
@@ -741,85 +701,5 @@ fn exit_text(status: &TerminalExitStatus) -> String {
         (Some(code), _) => format!("exit {code}"),
         (None, Some(signal)) => format!("signal {signal}"),
         _ => "ended".to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn options() -> Vec<PermissionOption> {
-        vec![
-            PermissionOption::new("always", "Always", PermissionOptionKind::AllowAlways),
-            PermissionOption::new("once", "Once", PermissionOptionKind::AllowOnce),
-            PermissionOption::new("never", "Never", PermissionOptionKind::RejectAlways),
-            PermissionOption::new("no", "No", PermissionOptionKind::RejectOnce),
-        ]
-    }
-
-    fn id(d: Option<Decision>) -> String {
-        match d.unwrap() {
-            Decision::Allow(o) => format!("allow {}", o.option_id),
-            Decision::Reject(o) => format!("reject {}", o.option_id),
-            Decision::Cancel => "cancel".to_owned(),
-        }
-    }
-
-    #[test]
-    fn policies_pick_matching_kinds() {
-        let o = options();
-        assert_eq!(
-            id(decide(PermissionPolicy::ApproveAll, None, &o)),
-            "allow once"
-        );
-        assert_eq!(id(decide(PermissionPolicy::DenyAll, None, &o)), "reject no");
-        assert_eq!(
-            id(decide(
-                PermissionPolicy::ApproveReads,
-                Some(&ToolKind::Read),
-                &o
-            )),
-            "allow once"
-        );
-        assert_eq!(
-            id(decide(
-                PermissionPolicy::ApproveReads,
-                Some(&ToolKind::Search),
-                &o
-            )),
-            "allow once"
-        );
-        assert_eq!(
-            id(decide(
-                PermissionPolicy::ApproveReads,
-                Some(&ToolKind::Edit),
-                &o
-            )),
-            "reject no"
-        );
-        assert_eq!(
-            id(decide(PermissionPolicy::ApproveReads, None, &o)),
-            "reject no"
-        );
-        assert!(decide(PermissionPolicy::Ask, None, &o).is_none());
-        let only_always = vec![o[0].clone(), o[2].clone()];
-        assert_eq!(
-            id(decide(PermissionPolicy::ApproveAll, None, &only_always)),
-            "allow always"
-        );
-        assert_eq!(
-            id(decide(PermissionPolicy::DenyAll, None, &only_always)),
-            "reject never"
-        );
-        let only_allow = vec![o[1].clone()];
-        assert_eq!(
-            id(decide(PermissionPolicy::DenyAll, None, &only_allow)),
-            "cancel"
-        );
-        let only_reject = vec![o[3].clone()];
-        assert_eq!(
-            id(decide(PermissionPolicy::ApproveAll, None, &only_reject)),
-            "reject no"
-        );
     }
 }

@@ -1,11 +1,12 @@
 //! `acp exec`: one prompt turn, headless.
 
 use crate::cli::{ExecArgs, SessionArgs};
-use crate::client::{CliClient, ClientSettings, PermissionPolicy};
+use crate::client::{CliClient, ClientSettings};
 use crate::config::ChosenAgent;
 use crate::exit::{self, Failure};
 use crate::fs::Confinement;
 use crate::mentions::prompt_blocks;
+use crate::permission::PermissionPolicy;
 use crate::render::Renderer;
 use acp::schema::*;
 use acp::{AgentProcess, ClientSideConnection, ConnectionError, ConnectionOptions, Dropped};
@@ -398,8 +399,11 @@ impl Session {
         tokio::pin!(overlong);
         let response = loop {
             tokio::select! {
-                response = &mut turn => break response,
+                // The over-long report comes before the answer that follows
+                // it; when both are in, the report wins.
+                biased;
                 _ = &mut overlong => return Err(overlong_failure()),
+                response = &mut turn => break response,
                 _ = interrupts.recv() => {
                     if cancelled {
                         let _ = self.process.kill();
@@ -454,11 +458,12 @@ impl Session {
     ) -> Result<T, Interrupted> {
         let overlong = self.client.overlong();
         tokio::select! {
+            biased;
+            _ = overlong => Err(Interrupted::Failed(overlong_failure())),
             result = call => match result {
                 Ok(value) => Ok(value),
                 Err(e) => Err(Interrupted::Failed(self.failure(method, e).await)),
             },
-            _ = overlong => Err(Interrupted::Failed(overlong_failure())),
             _ = interrupts.recv() => Err(Interrupted::Failed(Failure::new(exit::CANCELLED, format!("interrupted during {method}")))),
         }
     }

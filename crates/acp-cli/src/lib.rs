@@ -3,8 +3,9 @@
 //! The binary's logic lives here so it can be tested: [`cli`] parses the
 //! arguments, [`config`] picks the agent (and [`zed`] imports Zed's), [`exec`] runs one headless prompt
 //! turn, [`chat`] the interactive mode, and [`client::CliClient`] is the client side of the protocol
-//! (permissions, file system, terminals), rendering through
-//! [`render::Renderer`]. Exit codes are listed in [`exit`].
+//! (permissions, file system, terminals, elicitations: [`elicit`]), rendering through
+//! [`render::Renderer`] (in chat, to [`output`], which keeps it off the prompt). Exit codes
+//! are listed in [`exit`].
 #![deny(missing_docs)]
 
 pub mod chat;
@@ -16,6 +17,8 @@ pub mod exec;
 pub mod exit;
 pub mod fs;
 pub mod mentions;
+pub mod output;
+pub mod permission;
 pub mod render;
 pub mod style;
 pub mod terminal;

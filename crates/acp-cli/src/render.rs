@@ -2,7 +2,7 @@
 //! output with tool calls, plans and permission decisions summarised on
 //! standard error, or every session update as one JSON line.
 
-use crate::client::Decision;
+use crate::permission::Decision;
 use crate::transcript::{Commands, Transcript};
 use acp::schema::*;
 use std::io::Write;
@@ -55,14 +55,11 @@ impl Renderer {
         }
     }
 
-    /// The renderer of `acp chat`: a transcript on standard output.
-    pub fn chat(color: bool, commands: Commands) -> Self {
+    /// The renderer of `acp chat`: a transcript written to `out` (standard
+    /// output, or above the line editor's prompt: [`crate::output`]).
+    pub fn chat(color: bool, commands: Commands, out: Box<dyn Write + Send>) -> Self {
         let mut renderer = Self::stdio(Format::Text);
-        renderer.chat = Some(Transcript::new(
-            Box::new(std::io::stdout()),
-            color,
-            commands,
-        ));
+        renderer.chat = Some(Transcript::new(out, color, commands));
         renderer
     }
 

@@ -3,7 +3,9 @@
 //!
 //! Reading polls the terminal so that a question can be abandoned (the turn
 //! was cancelled) without leaving a thread blocked in `read`, which would
-//! swallow the next line typed at the chat prompt.
+//! swallow the next line typed at the chat prompt. An abandoned question
+//! notices within one poll interval; the chat waits that long before it
+//! shows its prompt again (`CliClient::terminal_free`).
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use std::fs::File;

@@ -189,6 +189,186 @@ fn an_elicitation_is_answered_in_chat() {
     quit(s);
 }
 
+/// A sandbox whose `BROWSER` is a script that appends its arguments, one
+/// per line, to the file `opened`.
+fn with_browser() -> (Sandbox, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let opened = sb.dir.path().join("opened");
+    let script = sb.dir.path().join("browser");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" >> '{}'\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sb = sb.env("BROWSER", script.to_str().unwrap());
+    (sb, opened)
+}
+
+/// The content of `path` once it has some (the browser runs detached).
+fn eventually(path: &std::path::Path) -> String {
+    let started = std::time::Instant::now();
+    loop {
+        let text = read(path);
+        if text.ends_with('\n') {
+            return text;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "nothing in {} after 10 s",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+const LINK: &str = "https://example.test/auth?x=1";
+
+#[test]
+fn a_link_is_opened_in_the_browser_after_a_yes() {
+    let (sb, opened) = with_browser();
+    let mut s = chat(&sb, &[]);
+    s.send_line("url-elicit").unwrap();
+    s.expect("? The agent asks: Sign in to Example").unwrap();
+    s.expect(format!("Open {LINK} in your browser? [y/N] "))
+        .unwrap();
+    s.send_line("y").unwrap();
+    s.expect("to open the link").unwrap();
+    s.expect("elicitation: accept").unwrap();
+    // The agent's elicitation/complete.
+    s.expect("[elicitation] completed: Sign in to Example")
+        .unwrap();
+    s.expect("> ").unwrap();
+    quit(s);
+    // The link was the browser's only argument, exactly as sent.
+    assert_eq!(eventually(&opened), format!("{LINK}\n"));
+}
+
+#[test]
+fn a_browser_that_cannot_start_leaves_the_link_to_open_by_hand() {
+    let sb = Sandbox::new();
+    let missing = sb.dir.path().join("no-such-browser");
+    let sb = sb.env("BROWSER", missing.to_str().unwrap());
+    let mut s = chat(&sb, &[]);
+    s.send_line("url-elicit").unwrap();
+    s.expect("in your browser? [y/N] ").unwrap();
+    s.send_line("y").unwrap();
+    s.expect(Regex("\\[elicitation\\] cannot start \\S*no-such-browser"))
+        .unwrap();
+    s.expect(format!("open the link yourself: {LINK}")).unwrap();
+    // The user agreed, so the answer is still accept.
+    s.expect("elicitation: accept").unwrap();
+    s.expect("> ").unwrap();
+    quit(s);
+}
+
+#[test]
+fn a_link_is_declined_after_a_no_and_not_opened() {
+    let (sb, opened) = with_browser();
+    let mut s = chat(&sb, &[]);
+    s.send_line("url-elicit").unwrap();
+    s.expect(format!("Open {LINK} in your browser? [y/N] "))
+        .unwrap();
+    s.send_line("n").unwrap();
+    let answered = s.expect("elicitation: decline").unwrap();
+    assert!(
+        !String::from_utf8_lossy(answered.before()).contains("completed"),
+        "a declined link is not completed"
+    );
+    s.expect("> ").unwrap();
+    // Asked again and accepted: the browser then runs once, for this one.
+    s.send_line("url-elicit").unwrap();
+    s.expect("in your browser? [y/N] ").unwrap();
+    s.send_line("yes").unwrap();
+    s.expect("elicitation: accept").unwrap();
+    s.expect("> ").unwrap();
+    quit(s);
+    assert_eq!(eventually(&opened), format!("{LINK}\n"));
+}
+
+/// Sends Ctrl-C while a question is asked: the elicitation is answered
+/// `cancel`, the turn ends cancelled, and the abandoned question does not
+/// take the next line typed at the prompt.
+fn cancel_the_question(s: &mut Session) {
+    s.send(expectrl::ControlCode::EndOfText).unwrap();
+    // The two lines may come in either order.
+    let turn = s.expect("stopped: cancelled").unwrap();
+    let shown = String::from_utf8_lossy(turn.before()).into_owned();
+    assert!(shown.contains("[cancel] cancelling the turn"), "{shown}");
+    assert!(shown.contains("elicitation: cancel"), "{shown}");
+    s.expect("> ").unwrap();
+    s.send_line("hi").unwrap();
+    s.expect("You said: hi").unwrap();
+    s.expect("> ").unwrap();
+}
+
+#[test]
+fn ctrl_c_while_a_link_is_asked_cancels_the_elicitation() {
+    let (sb, opened) = with_browser();
+    let mut s = chat(&sb, &[]);
+    s.send_line("url-elicit").unwrap();
+    s.expect("in your browser? [y/N] ").unwrap();
+    cancel_the_question(&mut s);
+    quit(s);
+    assert!(!opened.exists(), "the browser ran: {}", read(&opened));
+}
+
+#[test]
+fn ctrl_c_while_a_form_is_asked_cancels_the_elicitation() {
+    let sb = Sandbox::new();
+    let mut s = chat(&sb, &[]);
+    s.send_line("elicit").unwrap();
+    s.expect(Regex("Send\\? .*: ")).unwrap();
+    cancel_the_question(&mut s);
+    quit(s);
+}
+
+#[test]
+fn a_link_that_is_not_http_is_declined_without_asking() {
+    let (sb, opened) = with_browser();
+    let mut s = chat(&sb, &[]);
+    s.send_line("url-elicit file:///etc/passwd").unwrap();
+    s.expect(
+        "[elicitation] declined: Sign in to Example — acp opens only http and https links: \
+         file:///etc/passwd",
+    )
+    .unwrap();
+    let answered = s.expect("elicitation: decline").unwrap();
+    s.expect("> ").unwrap();
+    quit(s);
+    assert!(
+        !String::from_utf8_lossy(answered.before()).contains("browser?"),
+        "the user was asked"
+    );
+    assert!(!opened.exists(), "the browser ran: {}", read(&opened));
+}
+
+#[test]
+fn output_between_turns_is_printed_above_the_prompt_and_the_typed_line_is_kept() {
+    let sb = Sandbox::new();
+    let mut s = chat(&sb, &[]);
+    // The agent sends "late news" 2 s after the end of the turn.
+    s.send_line("later 20").unwrap();
+    s.expect("see you later").unwrap();
+    s.expect("> ").unwrap();
+    s.send("abc").unwrap();
+    let late = s.expect("late news").unwrap();
+    assert!(
+        String::from_utf8_lossy(late.before()).contains("abc"),
+        "the typed characters were echoed before the late output"
+    );
+    // The prompt and the half-typed line are drawn again under it.
+    s.expect("> abc").unwrap();
+    s.send_line("").unwrap();
+    s.expect("You said: abc\r\n").unwrap();
+    s.expect("> ").unwrap();
+    quit(s);
+}
+
 /// A sandbox whose agent has modes, config options, session listing,
 /// commands and usage (`ACP_TEST_AGENT_EXTRAS=1`), logging to `agent.log`.
 fn extras() -> (Sandbox, std::path::PathBuf) {

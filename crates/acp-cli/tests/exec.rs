@@ -143,6 +143,31 @@ fn elicitation_is_declined() {
 }
 
 #[test]
+fn a_link_to_open_is_declined_and_no_browser_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let opened = sb.dir.path().join("opened");
+    let browser = sb.dir.path().join("browser");
+    std::fs::write(
+        &browser,
+        format!("#!/bin/sh\ntouch '{}'\n", opened.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sb = sb.env("BROWSER", browser.to_str().unwrap());
+    let out = sb.exec(&["url-elicit"]);
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "elicitation: decline\n");
+    assert!(
+        out.stderr
+            .contains("[elicitation] declined: Sign in to Example"),
+        "{}",
+        out.stderr
+    );
+    assert!(!opened.exists());
+}
+
+#[test]
 fn missing_agent_binary_is_actionable() {
     let sb = Sandbox::new();
     let out = sb.run(&["exec", "--agent", "no-such-agent-xyz --flag", "hi"]);

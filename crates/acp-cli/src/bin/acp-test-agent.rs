@@ -19,6 +19,8 @@
 //! | `error` | answers the prompt with an internal error |
 //! | `blocks` | describes the prompt's content blocks |
 //! | `elicit` | asks for input with `elicitation/create`; reports the action |
+//! | `url-elicit [URL]` | asks the user to visit URL (default `https://example.test/auth?x=1`) with a URL elicitation `elic-1`; reports the action, and after an accept sends `elicitation/complete` |
+//! | `later N` | "see you later", ends the turn, and N×100 ms later sends "late news" outside any turn |
 //! | `garbage` | writes a line that is not JSON to stdout, then "still here" |
 //! | `stubborn` | "tick N" every 100 ms for 30 s, ignoring `session/cancel` |
 //! | `bad-update` | writes a `session/update` whose content is not a content block, then "still here" |
@@ -383,13 +385,40 @@ impl TestAgent {
                     ElicitationSchema::new(),
                 );
                 let answer = self.conn.create_elicitation(request).await?;
-                let action = match answer.action {
-                    ElicitationAction::Accept(_) => "accept",
-                    ElicitationAction::Decline => "decline",
-                    ElicitationAction::Cancel => "cancel",
-                    _ => "other",
-                };
+                let action = action_name(&answer.action);
                 self.say(s, &format!("elicitation: {action}\n")).await?;
+            }
+            "url-elicit" => {
+                let url = match arg(1) {
+                    "" => "https://example.test/auth?x=1",
+                    url => url,
+                };
+                let request = CreateElicitationRequest::url(
+                    "Sign in to Example",
+                    ElicitationSessionScope::new(s.clone()),
+                    "elic-1",
+                    url,
+                );
+                let answer = self.conn.create_elicitation(request).await?;
+                let action = action_name(&answer.action);
+                self.say(s, &format!("elicitation: {action}\n")).await?;
+                if action == "accept" {
+                    self.conn
+                        .complete_elicitation(CompleteElicitationNotification::new("elic-1"))
+                        .await?;
+                }
+            }
+            "later" => {
+                let delay = Duration::from_millis(100 * arg(1).parse::<u64>().unwrap_or(1));
+                self.say(s, "see you later\n").await?;
+                let (conn, session) = (self.conn.clone(), s.clone());
+                tokio::spawn(async move {
+                    tokio::time::sleep(delay).await;
+                    let update = SessionUpdate::agent_message("late news\n");
+                    let _ = conn
+                        .session_notification(SessionNotification::new(session, update))
+                        .await;
+                });
             }
             "garbage" => {
                 write_raw(b"this is not json");
@@ -446,6 +475,15 @@ impl TestAgent {
             _ => self.say(s, &format!("You said: {text}\n")).await?,
         }
         Ok(StopReason::EndTurn)
+    }
+}
+
+fn action_name(action: &ElicitationAction) -> &'static str {
+    match action {
+        ElicitationAction::Accept(_) => "accept",
+        ElicitationAction::Decline => "decline",
+        ElicitationAction::Cancel => "cancel",
+        _ => "other",
     }
 }
 
