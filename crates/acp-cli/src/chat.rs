@@ -69,7 +69,11 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
     );
     let mut interrupts = watch_interrupts()?;
     let label = agent.label.clone();
-    let (transport, process) = spawn_agent(agent, &setup.cwd, args.session.verbose)?;
+    let (transport, process) = spawn_agent(
+        agent,
+        &setup.cwd,
+        args.session.verbose.then(|| client.clone()),
+    )?;
     let mut session = Session::new(client.clone(), process);
     let capabilities = ClientCapabilities::new()
         .fs(FileSystemCapabilities::new()

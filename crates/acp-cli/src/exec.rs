@@ -39,7 +39,11 @@ pub async fn run(agent: ChosenAgent, args: ExecArgs) -> Result<u8, Failure> {
     let setup = Setup::new(&args.session, default_policy)?;
     let client = CliClient::new(setup.settings(false), Renderer::stdio(args.format));
     let mut interrupts = watch_interrupts()?;
-    let (transport, process) = spawn_agent(agent, &setup.cwd, args.session.verbose)?;
+    let (transport, process) = spawn_agent(
+        agent,
+        &setup.cwd,
+        args.session.verbose.then(|| client.clone()),
+    )?;
     let mut session = Session::new(client.clone(), process);
     let result = session
         .drive(transport, &mut interrupts, &args, &setup, prompt)
@@ -115,16 +119,20 @@ pub(crate) fn watch_interrupts() -> Result<Signal, Failure> {
         .map_err(|e| Failure::agent(format!("cannot watch for Ctrl-C: {e}")))
 }
 
-/// Starts the agent process in `cwd`.
+/// Starts the agent process in `cwd`. With `show_stderr`, the agent's
+/// stderr lines are shown as notes of that client's renderer (in chat, above
+/// the prompt while a line is being typed).
 pub(crate) fn spawn_agent(
     agent: ChosenAgent,
     cwd: &std::path::Path,
-    verbose: bool,
+    show_stderr: Option<CliClient>,
 ) -> Result<(acp::Transport, AgentProcess), Failure> {
     let ChosenAgent { mut command, label } = agent;
     command = command.current_dir(cwd);
-    if verbose {
-        command = command.on_stderr(|line| eprintln!("agent: {line}"));
+    if let Some(client) = show_stderr {
+        command = command.on_stderr(move |line| {
+            client.with_renderer(|r| r.note(&format!("agent: {line}")));
+        });
     } else {
         command = command.on_stderr(|_| {});
     }

@@ -16,3 +16,20 @@ fn crash_mid_turn_shows_exit_status_and_stderr_tail() {
          | test-agent: something went wrong\n  | test-agent: fatal: simulated crash\n"
     );
 }
+
+#[test]
+fn verbose_shows_the_agents_stderr_as_it_comes() {
+    let sb = Sandbox::new();
+    let out = sb.exec(&["--verbose", "crash"]);
+    assert_code(&out, 6);
+    assert_eq!(out.stdout, "about to crash\n");
+    assert!(
+        out.stderr.starts_with(
+            "[session] sess-1\n\
+             agent: test-agent: something went wrong\n\
+             agent: test-agent: fatal: simulated crash\n"
+        ),
+        "{}",
+        out.stderr
+    );
+}
