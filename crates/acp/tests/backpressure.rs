@@ -82,3 +82,50 @@ async fn a_sender_waits_for_a_peer_that_does_not_read() {
         .unwrap()
         .unwrap();
 }
+
+/// Answers every extension request at once with its params.
+struct EchoExt;
+
+impl acp::Agent for EchoExt {
+    async fn ext_method(&self, req: ExtRequest) -> Result<ExtResponse, Error> {
+        Ok(ExtResponse(req.params))
+    }
+}
+
+impl acp::Client for EchoExt {
+    async fn ext_method(&self, req: ExtRequest) -> Result<ExtResponse, Error> {
+        Ok(ExtResponse(req.params))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_peers_flooding_each_other_with_requests_do_not_deadlock() {
+    // Each side sends far more than the pipe and its small queue hold, and
+    // both answer at once: if a reader waited for room to answer, both
+    // readers could wait on each other's full pipes forever.
+    const CALLS: usize = 3000;
+    let small = || ConnectionOptions::default().outgoing_queue(4096);
+    let pair = connect_with(small(), small(), |_| EchoExt, |_| EchoExt);
+    let payload = "z".repeat(200);
+    let from_agent = futures::future::join_all((0..CALLS).map(|i| {
+        let request = ExtRequest::new("_test/echo", &format!("a{i}{payload}")).unwrap();
+        pair.agent.ext_method(request)
+    }));
+    let from_client = futures::future::join_all((0..CALLS).map(|i| {
+        let request = ExtRequest::new("_test/echo", &format!("c{i}{payload}")).unwrap();
+        pair.client.ext_method(request)
+    }));
+    let (answers_to_agent, answers_to_client) = within(
+        "both floods to be answered",
+        futures::future::join(from_agent, from_client),
+    )
+    .await;
+    for (i, answer) in answers_to_agent.into_iter().enumerate() {
+        let text: String = serde_json::from_str(answer.unwrap().0.get()).unwrap();
+        assert_eq!(text, format!("a{i}{payload}"));
+    }
+    for (i, answer) in answers_to_client.into_iter().enumerate() {
+        let text: String = serde_json::from_str(answer.unwrap().0.get()).unwrap();
+        assert_eq!(text, format!("c{i}{payload}"));
+    }
+}

@@ -40,9 +40,13 @@
 //! The outgoing queue holds [`ConnectionOptions::outgoing_queue`] bytes of
 //! lines; senders wait when it is full (a line larger than the whole queue
 //! waits until the queue is empty). The peer's `$/cancel_request` lines, sent
-//! when a call's future is dropped, skip the wait. The notification lane holds
-//! [`ConnectionOptions::notification_queue`] jobs; the reader waits when it is full,
-//! which in turn makes the peer wait. While a notification handler itself awaits a
+//! when a call's future is dropped, skip the wait. The reader never waits for
+//! room: an answer it produces (an error reply, a handler that finished at
+//! once) that finds the queue full waits in a task of its own, so two peers
+//! flooding each other with requests never wait on each other forever.
+//!
+//! The notification lane holds [`ConnectionOptions::notification_queue`]
+//! jobs; the reader waits when it is full, which in turn makes the peer wait. While a notification handler itself awaits a
 //! response from the peer, the reader stops waiting for room in the lane (it
 //! could otherwise never read that response); the lane may then grow past its
 //! bound until the handler's response arrives.
@@ -58,7 +62,8 @@
 //! a malformed response is never answered (its id is ours, not the peer's) and
 //! fails the pending request it names.
 //! When the transport closes, every pending outgoing request fails at once with
-//! [`ConnectionError::Closed`] and every running incoming request is cancelled.
+//! [`ConnectionError::Closed`] and every running incoming request is cancelled
+//! (without an answer: the peer sees the connection end).
 //! Dropping the I/O future closes the connection the same way.
 
 use crate::codec::{DEFAULT_MAX_MESSAGE_SIZE, Frame, LineReader};
@@ -665,11 +670,10 @@ impl RpcConnection {
         self.shared.closed.cancel();
     }
 
-    /// Answers an incoming message with an error. The reader waits for room in
-    /// the outgoing queue, so a peer that floods us without reading our replies
-    /// is slowed down instead of growing our memory.
-    async fn reply_error(&self, id: RequestId, err: Error) {
-        let _ = self.shared.enqueue(response_line(&id, &Err(err))).await;
+    /// Answers an incoming message with an error, from the reader (which
+    /// never waits for room in the outgoing queue; see `answer_from_reader`).
+    fn reply_error(&self, id: RequestId, err: Error) {
+        self.answer_from_reader(&id, Err(err), FollowUps::default());
     }
 }
 
@@ -819,7 +823,7 @@ async fn read_loop(
                             "message of {size} bytes exceeds the limit of {} bytes",
                             options.max_message_size
                         )),
-                    ).await;
+                    );
                     router.report(Dropped::TooLong { size, limit: options.max_message_size }).await;
                 }
                 Ok(None) => return Ok(()),

@@ -78,6 +78,18 @@ impl Outbox {
         let _ = self.append(line, 0);
     }
 
+    /// Queues a line if there is room now. A full queue hands the line back
+    /// (`Err(Some)`); a closed one drops it (`Err(None)`).
+    pub(super) fn try_push(&self, line: Vec<u8>) -> Result<(), Option<Vec<u8>>> {
+        let cost = (line.len() + 1).min(self.size) as u32;
+        match self.room.try_acquire_many(cost) {
+            Ok(permit) => permit.forget(),
+            Err(tokio::sync::TryAcquireError::Closed) => return Err(None),
+            Err(tokio::sync::TryAcquireError::NoPermits) => return Err(Some(line)),
+        }
+        self.append(line, cost as usize).map_err(|()| None)
+    }
+
     fn append(&self, mut line: Vec<u8>, cost: usize) -> Result<(), ()> {
         // A newline inside a message would split it in two on the wire. In
         // valid JSON it can only be whitespace between tokens (raw JSON a

@@ -23,8 +23,7 @@ impl Router {
             Incoming::Unparsable(msg) => {
                 debug!(error = %msg, "unparsable line");
                 self.conn
-                    .reply_error(RequestId::Null, Error::parse_error().data(msg.as_str()))
-                    .await;
+                    .reply_error(RequestId::Null, Error::parse_error().data(msg.as_str()));
                 self.report(Dropped::Unparsable { reason: msg }).await;
             }
             Incoming::BadResponse(id, msg) => {
@@ -33,12 +32,10 @@ impl Router {
             }
             Incoming::Invalid(id, msg) => {
                 debug!(error = %msg, "invalid message");
-                self.conn
-                    .reply_error(
-                        id.unwrap_or(RequestId::Null),
-                        Error::invalid_request().data(msg.as_str()),
-                    )
-                    .await;
+                self.conn.reply_error(
+                    id.unwrap_or(RequestId::Null),
+                    Error::invalid_request().data(msg.as_str()),
+                );
                 self.report(Dropped::Invalid { reason: msg }).await;
             }
         }
@@ -88,19 +85,17 @@ impl Router {
         // registers its turn, replacing the running turn's cancellation token).
         // Only the reader inserts ids, so the id is still free below.
         if lock(&self.conn.shared.incoming).map.contains_key(&id) {
-            self.conn
-                .reply_error(
-                    id,
-                    Error::invalid_request().data("a request with this id is still running"),
-                )
-                .await;
+            self.conn.reply_error(
+                id,
+                Error::invalid_request().data("a request with this id is still running"),
+            );
             return;
         }
         let work = match self.handler.request(method, params) {
             Ok(work) => work,
             Err(err) => {
                 debug!(%method, %id, code = err.code.0, "request rejected");
-                self.conn.reply_error(id, err).await;
+                self.conn.reply_error(id, err);
                 return;
             }
         };
@@ -142,7 +137,7 @@ impl Router {
             work.as_mut().poll(&mut cx)
         };
         match first {
-            Poll::Ready(result) => finish_request(&self.conn, &id, result, follow_ups).await,
+            Poll::Ready(result) => self.conn.answer_from_reader(&id, result, follow_ups),
             Poll::Pending => {
                 let token = self.conn.shared.register_incoming(&id);
                 tokio::spawn(run_request(self.conn.clone(), id, token, work, follow_ups));
@@ -247,6 +242,11 @@ async fn run_request(
         result = work => result,
     };
     lock(&conn.shared.incoming).map.remove(&id);
+    if result.is_err() && conn.is_closed() {
+        // Cancelled by the close, not by the peer: no answer; the peer sees
+        // the connection end, which fails its call.
+        return;
+    }
     finish_request(&conn, &id, result, follow_ups).await;
 }
 
@@ -258,17 +258,58 @@ async fn finish_request(
     result: Result<Box<RawValue>, Error>,
     follow_ups: FollowUps,
 ) {
-    if let Err(err) = &result {
+    log_failure(id, &result);
+    let sent = conn.shared.enqueue(response_line(id, &result)).await;
+    if result.is_ok() && sent.is_ok() {
+        follow_ups.start();
+    }
+}
+
+fn log_failure(id: &RequestId, result: &Result<Box<RawValue>, Error>) {
+    if let Err(err) = result {
         debug!(%id, code = err.code.0, message = %err.message, "request failed");
     }
-    let sent = conn.shared.enqueue(response_line(id, &result)).await;
-    let follow_ups = std::mem::take(&mut *lock(&follow_ups.queue));
-    if result.is_ok() && sent.is_ok() && !follow_ups.is_empty() {
-        tokio::spawn(async move {
-            for work in follow_ups {
-                work.await;
+}
+
+impl RpcConnection {
+    /// Answers a request the reader ran to its end. The reader never waits
+    /// for room in the outgoing queue: an answer that finds it full waits in
+    /// a task of its own. (Were the reader to wait, two peers flooding each
+    /// other with requests could each wait for the other to read, forever.)
+    pub(super) fn answer_from_reader(
+        &self,
+        id: &RequestId,
+        result: Result<Box<RawValue>, Error>,
+        follow_ups: FollowUps,
+    ) {
+        log_failure(id, &result);
+        match self.shared.outbox.try_push(response_line(id, &result)) {
+            Ok(()) if result.is_ok() => follow_ups.start(),
+            Ok(()) | Err(None) => {}
+            Err(Some(line)) => {
+                let conn = self.clone();
+                tokio::spawn(async move {
+                    if conn.shared.enqueue(line).await.is_ok() && result.is_ok() {
+                        follow_ups.start();
+                    }
+                });
             }
-        });
+        }
+    }
+}
+
+impl FollowUps {
+    /// Starts the work registered with `after_response`, in order, in a
+    /// task of its own.
+    fn start(self) {
+        let work = std::mem::take(&mut *lock(&self.queue));
+        if !work.is_empty() {
+            tokio::spawn(async move {
+                for work in work {
+                    work.await;
+                }
+            });
+        }
     }
 }
 
