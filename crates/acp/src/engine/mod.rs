@@ -14,8 +14,8 @@
 //!   task of their own. So a handler must not block its thread (as no async
 //!   code should); what has to wait goes on in the lane or in a task of its own.
 //! - **The writer** is the only task that writes to the transport. Every outgoing
-//!   line goes through one FIFO queue, bounded in bytes, so lines are written in the order
-//!   their senders enqueued them.
+//!   line goes through one FIFO queue, bounded in bytes, so lines are written
+//!   in the order their senders enqueued them.
 //!
 //! # Ordering
 //! - Notifications are handled one at a time, in the order they arrived.
@@ -46,10 +46,11 @@
 //! flooding each other with requests never wait on each other forever.
 //!
 //! The notification lane holds [`ConnectionOptions::notification_queue`]
-//! jobs; the reader waits when it is full, which in turn makes the peer wait. While a notification handler itself awaits a
-//! response from the peer, the reader stops waiting for room in the lane (it
-//! could otherwise never read that response); the lane may then grow past its
-//! bound until the handler's response arrives.
+//! jobs; the reader waits when it is full, which in turn makes the peer wait.
+//! While a notification handler itself awaits a response from the peer, the
+//! reader stops waiting for room in the lane (it could otherwise never read
+//! that response); the lane may then grow past its bound until the handler's
+//! response arrives.
 //!
 //! # Errors
 //! An unparsable line is answered with -32700 and `id: null`; JSON that is not a
@@ -58,9 +59,9 @@
 //! logged at debug level and ignored); params that do not decode get -32602 with
 //! the field path in `data` (a notification with bad params is dropped
 //! unanswered). Each such dropped message is also reported, in order, to
-//! [`ConnectionOptions::on_dropped`]. A response with an unknown id is logged and dropped;
-//! a malformed response is never answered (its id is ours, not the peer's) and
-//! fails the pending request it names.
+//! [`ConnectionOptions::on_dropped`]. A response with an unknown id is logged
+//! and dropped; a malformed response is never answered (its id is ours, not
+//! the peer's) and fails the pending request it names.
 //! When the transport closes, every pending outgoing request fails at once with
 //! [`ConnectionError::Closed`] and every running incoming request is cancelled
 //! (without an answer: the peer sees the connection end).
@@ -355,13 +356,6 @@ struct Shared {
     waiting_changed: Notify,
 }
 
-impl Shared {
-    /// Queues a line for the writer, waiting while the queue is full.
-    async fn enqueue(&self, line: Vec<u8>) -> Result<(), ()> {
-        self.outbox.push(line).await
-    }
-}
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -538,7 +532,7 @@ impl RpcConnection {
             id,
             armed: true,
         };
-        if self.enqueue(line).await.is_err() {
+        if self.shared.outbox.push(line).await.is_err() {
             guard.armed = false;
             lock(&self.shared.pending).map.remove(&id);
             return Err(self.close_error());
@@ -594,12 +588,11 @@ impl RpcConnection {
         if self.shared.closed.is_cancelled() {
             return Err(self.close_error());
         }
-        self.enqueue(line).await.map_err(|_| self.close_error())
-    }
-
-    /// Queues a line for the writer, waiting only when the queue is full.
-    async fn enqueue(&self, line: Vec<u8>) -> Result<(), ()> {
-        self.shared.enqueue(line).await
+        self.shared
+            .outbox
+            .push(line)
+            .await
+            .map_err(|_| self.close_error())
     }
 
     /// Runs `work` right after the response of the request being handled has

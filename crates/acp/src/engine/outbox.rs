@@ -58,7 +58,7 @@ impl Outbox {
     /// the waiting acquire, boxed, takes no room in the caller's future, and
     /// spends no budget either, for the reason given in `send_call`.)
     pub(super) async fn push(&self, line: Vec<u8>) -> Result<(), ()> {
-        let cost = (line.len() + 1).min(self.size) as u32;
+        let cost = self.cost(&line);
         match self.room.try_acquire_many(cost) {
             Ok(permit) => permit.forget(),
             Err(tokio::sync::TryAcquireError::Closed) => return Err(()),
@@ -81,13 +81,19 @@ impl Outbox {
     /// Queues a line if there is room now. A full queue hands the line back
     /// (`Err(Some)`); a closed one drops it (`Err(None)`).
     pub(super) fn try_push(&self, line: Vec<u8>) -> Result<(), Option<Vec<u8>>> {
-        let cost = (line.len() + 1).min(self.size) as u32;
+        let cost = self.cost(&line);
         match self.room.try_acquire_many(cost) {
             Ok(permit) => permit.forget(),
             Err(tokio::sync::TryAcquireError::Closed) => return Err(None),
             Err(tokio::sync::TryAcquireError::NoPermits) => return Err(Some(line)),
         }
         self.append(line, cost as usize).map_err(|()| None)
+    }
+
+    /// The room a line and its newline take (all of it for a line larger
+    /// than the queue, which then waits for the queue to empty).
+    fn cost(&self, line: &[u8]) -> u32 {
+        (line.len() + 1).min(self.size) as u32
     }
 
     fn append(&self, mut line: Vec<u8>, cost: usize) -> Result<(), ()> {

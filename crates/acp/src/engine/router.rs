@@ -132,11 +132,7 @@ impl Router {
         // sends requests faster than we answer them. A handler that has to
         // wait goes on in its own task; the noop waker is replaced at the
         // task's first poll.
-        let first = {
-            let mut cx = Context::from_waker(futures::task::noop_waker_ref());
-            work.as_mut().poll(&mut cx)
-        };
-        match first {
+        match poll_now(&mut work) {
             Poll::Ready(result) => self.conn.answer_from_reader(&id, result, follow_ups),
             Poll::Pending => {
                 let token = self.conn.shared.register_incoming(&id);
@@ -175,8 +171,7 @@ impl Router {
                 // ahead of anything that arrives after it.
                 if self.lane_idle() {
                     let first = IN_NOTIFICATION.sync_scope(self.conn.id(), || {
-                        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
-                        std::panic::catch_unwind(AssertUnwindSafe(|| work.as_mut().poll(&mut cx)))
+                        std::panic::catch_unwind(AssertUnwindSafe(|| poll_now(&mut work)))
                     });
                     match first {
                         Ok(Poll::Ready(())) => return,
@@ -227,6 +222,14 @@ impl Router {
     }
 }
 
+/// Polls `work` once, here, with a waker that does nothing: work that is
+/// not done goes on in a task or on the lane, whose first poll of it
+/// registers a real waker.
+fn poll_now<T>(work: &mut BoxFuture<'static, T>) -> Poll<T> {
+    work.as_mut()
+        .poll(&mut Context::from_waker(futures::task::noop_waker_ref()))
+}
+
 /// Runs a request handler to its end in a task of its own (`token`, already
 /// registered under `id`, cancels it), and answers it.
 async fn run_request(
@@ -259,7 +262,7 @@ async fn finish_request(
     follow_ups: FollowUps,
 ) {
     log_failure(id, &result);
-    let sent = conn.shared.enqueue(response_line(id, &result)).await;
+    let sent = conn.shared.outbox.push(response_line(id, &result)).await;
     if result.is_ok() && sent.is_ok() {
         follow_ups.start();
     }
@@ -289,7 +292,7 @@ impl RpcConnection {
             Err(Some(line)) => {
                 let conn = self.clone();
                 tokio::spawn(async move {
-                    if conn.shared.enqueue(line).await.is_ok() && result.is_ok() {
+                    if conn.shared.outbox.push(line).await.is_ok() && result.is_ok() {
                         follow_ups.start();
                     }
                 });
