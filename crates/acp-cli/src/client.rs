@@ -524,12 +524,22 @@ impl CliClient {
         CreateElicitationResponse::accept(None)
     }
 
+    /// `acp exec`: asks on the terminal (no terminal: reject); a cancelled
+    /// turn abandons the question.
     async fn ask(&self, title: String, options: Vec<PermissionOption>) -> Decision {
         let mut cancelled = self.shared.cancelled.subscribe();
-        let question = tokio::task::spawn_blocking(move || ask_on_tty(&title, &options));
+        let abort = Arc::new(AtomicBool::new(false));
+        let flag = abort.clone();
+        let question = tokio::task::spawn_blocking(move || match Tty::open(flag) {
+            Some(mut tty) => ask_on_tty(&mut tty, &title, &options),
+            None => pick_option(&options, false),
+        });
         tokio::select! {
             answer = question => answer.unwrap_or(Decision::Cancel),
-            _ = cancelled.wait_for(|c| *c) => Decision::Cancel,
+            _ = cancelled.wait_for(|c| *c) => {
+                abort.store(true, Ordering::Relaxed);
+                Decision::Cancel
+            }
         }
     }
 }

@@ -101,65 +101,44 @@ pub(crate) fn ask_permission(
             tty.write("\n");
             return Decision::Cancel;
         };
-        if let Some(option) = line
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .and_then(|n| n.checked_sub(1))
-            .and_then(|i| options.get(i))
-        {
-            return match option.kind {
-                PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways => {
-                    Decision::Allow(option.clone())
-                }
-                _ => Decision::Reject(option.clone()),
-            };
+        if let Some(decision) = chosen(&line, options) {
+            return decision;
         }
     }
 }
 
-/// Asks on `/dev/tty`; anything unreadable counts as a rejection.
-pub(crate) fn ask_on_tty(title: &str, options: &[PermissionOption]) -> Decision {
-    use std::io::{BufRead, Write};
-    let Ok(tty) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-    else {
-        return pick_option(options, false);
-    };
-    let mut out = match tty.try_clone() {
-        Ok(out) => out,
-        Err(_) => return pick_option(options, false),
-    };
-    let mut input = std::io::BufReader::new(tty);
+/// `acp exec`: asks on the terminal in plain words; end of input counts as
+/// a rejection.
+pub(crate) fn ask_on_tty(tty: &mut Tty, title: &str, options: &[PermissionOption]) -> Decision {
     loop {
-        let _ = writeln!(out, "The agent asks permission: {title}");
+        let mut text = format!("The agent asks permission: {title}\n");
         for (i, option) in options.iter().enumerate() {
-            let _ = writeln!(out, "  {}) {} [{}]", i + 1, option.name, option.kind);
+            text.push_str(&format!("  {}) {} [{}]\n", i + 1, option.name, option.kind));
         }
-        let _ = write!(out, "Choose 1-{}: ", options.len());
-        let _ = out.flush();
-        let mut line = String::new();
-        match input.read_line(&mut line) {
-            Ok(0) | Err(_) => return pick_option(options, false),
-            Ok(_) => {}
-        }
-        if let Some(option) = line
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .and_then(|n| n.checked_sub(1))
-            .and_then(|i| options.get(i))
-        {
-            return match option.kind {
-                PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways => {
-                    Decision::Allow(option.clone())
-                }
-                _ => Decision::Reject(option.clone()),
-            };
+        tty.write(&text);
+        let Some(line) = tty.ask(&format!("Choose 1-{}: ", options.len())) else {
+            return pick_option(options, false);
+        };
+        if let Some(decision) = chosen(&line, options) {
+            return decision;
         }
     }
+}
+
+/// The decision an answer like `2` picks, if it names an option.
+fn chosen(line: &str, options: &[PermissionOption]) -> Option<Decision> {
+    let option = line
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| options.get(i))?;
+    Some(match option.kind {
+        PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways => {
+            Decision::Allow(option.clone())
+        }
+        _ => Decision::Reject(option.clone()),
+    })
 }
 
 #[cfg(test)]
@@ -239,5 +218,15 @@ mod tests {
             id(decide(PermissionPolicy::ApproveAll, None, &only_reject)),
             "reject no"
         );
+    }
+
+    #[test]
+    fn an_answer_picks_the_option_it_numbers() {
+        let o = options();
+        assert_eq!(id(chosen(" 1 ", &o)), "allow always");
+        assert_eq!(id(chosen("3", &o)), "reject never");
+        assert!(chosen("0", &o).is_none());
+        assert!(chosen("5", &o).is_none());
+        assert!(chosen("yes", &o).is_none());
     }
 }
