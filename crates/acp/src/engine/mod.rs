@@ -42,8 +42,10 @@
 //! waits until the queue is empty). The peer's `$/cancel_request` lines, sent
 //! when a call's future is dropped, skip the wait. The reader never waits for
 //! room: an answer it produces (an error reply, a handler that finished at
-//! once) that finds the queue full waits in a task of its own, so two peers
-//! flooding each other with requests never wait on each other forever.
+//! once) that finds the queue full is queued past the bound, so two peers
+//! flooding each other with requests never wait on each other forever. (A
+//! peer that sends requests and never reads their answers makes the queue
+//! grow by those answers' bytes.)
 //!
 //! The notification lane holds [`ConnectionOptions::notification_queue`]
 //! jobs; the reader waits when it is full, which in turn makes the peer wait.
@@ -82,22 +84,24 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, debug_span, warn};
 
+mod call;
 mod classify;
 mod dropped;
 mod outbox;
 mod router;
 
+use call::{Call, Delivery, PendingTable, Reply};
 use classify::{Incoming, classify};
 pub use dropped::{Dropped, OnDropped};
 use outbox::{Outbox, write_loop};
 use router::{Router, notification_lane};
 
 /// The default size of the outgoing queue, in bytes.
-const DEFAULT_OUTGOING_QUEUE: usize = 1024 * 1024;
+const DEFAULT_OUTGOING_QUEUE: usize = 256 * 1024;
 
 /// Tunables of a connection.
 #[derive(Clone)]
@@ -107,7 +111,7 @@ pub struct ConnectionOptions {
     /// answered with an error and skipped; the connection lives on.
     pub max_message_size: usize,
     /// How many bytes of outgoing lines may wait for the writer (default
-    /// 1 MiB). Counting bytes, not lines, bounds the memory whatever the
+    /// 256 KiB). Counting bytes, not lines, bounds the memory whatever the
     /// lines' sizes, and lets thousands of small requests go out at once.
     pub outgoing_queue: usize,
     /// How many notifications may wait for their handler (default 1024).
@@ -227,75 +231,6 @@ enum Payload<'a> {
     Error(Error),
     /// A response-shaped message that did not parse.
     Malformed(String),
-}
-
-/// What a pending request receives: its response, still undecoded (the caller
-/// decodes it in its own task, so the reader never spends time on it).
-enum Reply {
-    Result(Box<RawValue>),
-    Error(Error),
-    Malformed(String),
-    Closed,
-}
-
-impl From<Payload<'_>> for Reply {
-    fn from(payload: Payload<'_>) -> Self {
-        match payload {
-            Payload::Result(raw) => Reply::Result(raw.to_owned()),
-            Payload::Error(err) => Reply::Error(err),
-            Payload::Malformed(message) => Reply::Malformed(message),
-        }
-    }
-}
-
-/// A reply on its way to the caller (possibly later, in order).
-struct Delivery {
-    tx: oneshot::Sender<Reply>,
-    reply: Reply,
-}
-
-impl Delivery {
-    fn deliver(self) {
-        let _ = self.tx.send(self.reply);
-    }
-}
-
-struct Pending {
-    /// The method's name, for logs (borrowed for typed requests).
-    method: Cow<'static, str>,
-    tx: oneshot::Sender<Reply>,
-    /// Sent from inside a notification handler: deliver without waiting for the lane.
-    immediate: bool,
-}
-
-/// Hashes our own request ids, which are sequential and not chosen by the peer
-/// (so SipHash's protection is not needed): the id itself, which keeps
-/// neighbouring ids in neighbouring buckets, with its low bits copied into the
-/// top bits that hashbrown uses to tell the entries of a group apart.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl std::hash::Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_i64(&mut self, n: i64) {
-        let n = n as u64;
-        self.0 = n ^ (n << 57);
-    }
-}
-
-type IdMap<V> = HashMap<i64, V, std::hash::BuildHasherDefault<IdHasher>>;
-
-#[derive(Default)]
-struct PendingTable {
-    closed: bool,
-    map: IdMap<Pending>,
 }
 
 /// The incoming requests running in their own tasks, by id.
@@ -462,7 +397,7 @@ impl RpcConnection {
         &self,
         params: R,
     ) -> impl std::future::Future<Output = Result<R::Response, ConnectionError>> + Send + '_ {
-        let call = self.call(Cow::Borrowed(R::METHOD), &params);
+        let call = self.call(R::METHOD, &params);
         drop(params);
         // A combinator, not an `async` block: awaiting the captured call
         // inside one would store it twice.
@@ -477,86 +412,23 @@ impl RpcConnection {
         &self,
         request: acp_schema::ExtRequest,
     ) -> Result<acp_schema::ExtResponse, ConnectionError> {
-        let method = Cow::Owned(request.method.to_string());
-        let raw = self.call(method, &request.params).await?;
+        let raw = self.call(&request.method, &request.params).await?;
         Ok(acp_schema::ExtResponse(raw))
     }
 
     /// Serialises a request now; the future sends it and waits for the raw
     /// result. Kept free of the params' type, so the futures of many calls in
     /// flight at once stay small.
-    fn call<'a, P: Serialize + ?Sized>(
-        &'a self,
-        method: Cow<'static, str>,
-        params: &P,
-    ) -> impl std::future::Future<Output = Result<Box<RawValue>, ConnectionError>> + Send + use<'a, P>
-    {
+    fn call<P: Serialize + ?Sized>(&self, method: &str, params: &P) -> Call<'_> {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let line = serde_json::to_vec(&OutRequest {
             jsonrpc: "2.0",
             id,
-            method: &method,
+            method,
             params,
         })
-        .map_err(|e| ConnectionError::Serialize(Arc::new(e)));
-        self.send_call(method, id, line)
-    }
-
-    async fn send_call(
-        &self,
-        method: Cow<'static, str>,
-        id: i64,
-        line: Result<Vec<u8>, ConnectionError>,
-    ) -> Result<Box<RawValue>, ConnectionError> {
-        let line = line?;
-        let (tx, rx) = oneshot::channel::<Reply>();
-        let immediate = IN_NOTIFICATION
-            .try_with(|c| *c == self.id())
-            .unwrap_or(false);
-        {
-            let mut table = lock(&self.shared.pending);
-            if table.closed {
-                return Err(self.close_error());
-            }
-            table.map.insert(
-                id,
-                Pending {
-                    method,
-                    tx,
-                    immediate,
-                },
-            );
-        }
-        let mut guard = CancelOnDrop {
-            conn: self,
-            id,
-            armed: true,
-        };
-        if self.shared.outbox.push(line).await.is_err() {
-            guard.armed = false;
-            lock(&self.shared.pending).map.remove(&id);
-            return Err(self.close_error());
-        }
-        let _waiting = immediate.then(|| WaitingInNotification::new(&self.shared));
-        // Waiting for the answer spends none of the task's cooperative
-        // budget: a task awaiting thousands of calls at once (`join_all`,
-        // `FuturesUnordered`) would otherwise find the budget spent after a
-        // hundred answers, and poll every other call again and again for
-        // nothing until the next turn.
-        let reply = tokio::task::unconstrained(rx).await;
-        guard.armed = false;
-        match reply {
-            Ok(Reply::Result(raw)) => Ok(raw),
-            Ok(Reply::Error(err)) => Err(ConnectionError::Remote(err)),
-            Ok(Reply::Malformed(message)) => {
-                Err(ConnectionError::Protocol(acp_schema::DecodeError {
-                    path: String::new(),
-                    message,
-                }))
-            }
-            Ok(Reply::Closed) => Err(ConnectionError::Closed),
-            Err(_) => Err(self.close_error()),
-        }
+        .map_err(Arc::new);
+        Call::new(self, id, line)
     }
 
     /// Sends a notification. Returns once it is queued for the writer, so
@@ -644,13 +516,9 @@ impl RpcConnection {
                 *slot = reason;
             }
         }
-        let pending = {
-            let mut table = lock(&self.shared.pending);
-            table.closed = true;
-            std::mem::take(&mut table.map)
-        };
-        for (_, p) in pending {
-            let _ = p.tx.send(Reply::Closed);
+        let waiting = lock(&self.shared.pending).close();
+        for waker in waiting {
+            waker.wake();
         }
         let running = {
             let mut table = lock(&self.shared.incoming);
@@ -697,58 +565,6 @@ struct CloseOnDrop(RpcConnection);
 impl Drop for CloseOnDrop {
     fn drop(&mut self) {
         self.0.shutdown(None);
-    }
-}
-
-/// Sends `$/cancel_request` when a request's future is dropped before its response.
-struct CancelOnDrop<'a> {
-    conn: &'a RpcConnection,
-    id: i64,
-    armed: bool,
-}
-
-impl Drop for CancelOnDrop<'_> {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        let was_pending = lock(&self.conn.shared.pending)
-            .map
-            .remove(&self.id)
-            .is_some();
-        if !was_pending || self.conn.is_closed() {
-            return;
-        }
-        let params = CancelRequestNotification::new(self.id);
-        if let Ok(line) = serde_json::to_vec(&OutNotification {
-            jsonrpc: "2.0",
-            method: CancelRequestNotification::METHOD,
-            params: &params,
-        }) {
-            // Without waiting for room: a drop cannot wait, and the line is small.
-            self.conn.shared.outbox.push_now(line);
-        }
-    }
-}
-
-/// Counts a notification handler that is waiting on the peer (see "Backpressure").
-struct WaitingInNotification<'a>(&'a Shared);
-
-impl<'a> WaitingInNotification<'a> {
-    fn new(shared: &'a Shared) -> Self {
-        shared
-            .waiting_in_notification
-            .fetch_add(1, Ordering::SeqCst);
-        shared.waiting_changed.notify_waiters();
-        WaitingInNotification(shared)
-    }
-}
-
-impl Drop for WaitingInNotification<'_> {
-    fn drop(&mut self) {
-        self.0
-            .waiting_in_notification
-            .fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -53,41 +53,31 @@ impl Outbox {
     }
 
     /// Queues a line (without its newline), waiting while the queue is
-    /// full. (Trying first: an awaited acquire spends scheduler budget even
-    /// when there is room, which slows a task that sends thousands of lines;
-    /// the waiting acquire, boxed, takes no room in the caller's future, and
-    /// spends no budget either, for the reason given in `send_call`.)
-    pub(super) async fn push(&self, line: Vec<u8>) -> Result<(), ()> {
+    /// full. The future is small and takes room only in its caller's own
+    /// future (see [`Push`]).
+    pub(super) fn push(&self, line: Vec<u8>) -> Push<'_> {
+        Push {
+            cost: self.cost(&line),
+            outbox: self,
+            line,
+            wait: None,
+        }
+    }
+
+    /// Queues a line at once: in the room left if there is enough, past the
+    /// queue's bound if not. For lines that must not wait: a
+    /// `$/cancel_request` sent from a drop, and answers the reader produces
+    /// (see "Backpressure" in the engine's docs). `Err` if the queue closed.
+    pub(super) fn push_now(&self, line: Vec<u8>) -> Result<(), ()> {
         let cost = self.cost(&line);
-        match self.room.try_acquire_many(cost) {
-            Ok(permit) => permit.forget(),
-            Err(tokio::sync::TryAcquireError::Closed) => return Err(()),
-            Err(tokio::sync::TryAcquireError::NoPermits) => {
-                Box::pin(tokio::task::unconstrained(self.room.acquire_many(cost)))
-                    .await
-                    .map_err(|_| ())?
-                    .forget();
+        let taken = match self.room.try_acquire_many(cost) {
+            Ok(permit) => {
+                permit.forget();
+                cost as usize
             }
-        }
-        self.append(line, cost as usize)
-    }
-
-    /// Queues a line without waiting for room (a small `$/cancel_request`
-    /// sent from a drop, which cannot wait).
-    pub(super) fn push_now(&self, line: Vec<u8>) {
-        let _ = self.append(line, 0);
-    }
-
-    /// Queues a line if there is room now. A full queue hands the line back
-    /// (`Err(Some)`); a closed one drops it (`Err(None)`).
-    pub(super) fn try_push(&self, line: Vec<u8>) -> Result<(), Option<Vec<u8>>> {
-        let cost = self.cost(&line);
-        match self.room.try_acquire_many(cost) {
-            Ok(permit) => permit.forget(),
-            Err(tokio::sync::TryAcquireError::Closed) => return Err(None),
-            Err(tokio::sync::TryAcquireError::NoPermits) => return Err(Some(line)),
-        }
-        self.append(line, cost as usize).map_err(|()| None)
+            Err(_) => 0,
+        };
+        self.append(line, taken)
     }
 
     /// The room a line and its newline take (all of it for a line larger
@@ -116,6 +106,17 @@ impl Outbox {
             queued.open_tail = false;
             queued.tail().push(b'\n');
         } else {
+            // A line that would make the buffer grow goes to a fresh one: a
+            // buffer that grew would be reallocated and copied, and then
+            // take twice the room of the lines it holds.
+            if queued.open_tail
+                && queued
+                    .chunks
+                    .back()
+                    .is_some_and(|t| t.len() + line.len() + 1 > t.capacity())
+            {
+                queued.open_tail = false;
+            }
             let tail = queued.tail();
             tail.extend_from_slice(&line);
             tail.push(b'\n');
@@ -135,6 +136,63 @@ impl Outbox {
         lock(&self.state).closed = true;
         self.room.close();
         self.ready.notify_one();
+    }
+}
+
+/// A line waiting for room in the outgoing queue; resolves once it is
+/// queued (`Err` if the connection closed first, and the line is dropped).
+///
+/// There is room most of the time, so room is tried for first, and the
+/// waiting acquire is boxed only when there is none: an awaited acquire
+/// spends scheduler budget even when there is room, which slows a task that
+/// sends thousands of lines, and would take room in every caller's future.
+/// The waiting acquire spends no budget either, for the reason given on
+/// [`Call`](super::call::Call)'s response wait.
+pub(super) struct Push<'a> {
+    outbox: &'a Outbox,
+    line: Vec<u8>,
+    cost: u32,
+    wait: Option<Acquire<'a>>,
+}
+
+type Acquire<'a> = std::pin::Pin<
+    Box<
+        dyn std::future::Future<
+                Output = Result<tokio::sync::SemaphorePermit<'a>, tokio::sync::AcquireError>,
+            > + Send
+            + 'a,
+    >,
+>;
+
+impl std::future::Future for Push<'_> {
+    type Output = Result<(), ()>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        let outbox = this.outbox;
+        let permit = match &mut this.wait {
+            None => match outbox.room.try_acquire_many(this.cost) {
+                Ok(permit) => Ok(permit),
+                Err(tokio::sync::TryAcquireError::Closed) => return Poll::Ready(Err(())),
+                Err(tokio::sync::TryAcquireError::NoPermits) => {
+                    let wait = tokio::task::unconstrained(outbox.room.acquire_many(this.cost));
+                    let wait = this.wait.insert(Box::pin(wait));
+                    std::task::ready!(wait.as_mut().poll(cx)).map_err(|_| ())
+                }
+            },
+            Some(wait) => std::task::ready!(wait.as_mut().poll(cx)).map_err(|_| ()),
+        };
+        this.wait = None;
+        let Ok(permit) = permit else {
+            return Poll::Ready(Err(()));
+        };
+        permit.forget();
+        let line = std::mem::take(&mut this.line);
+        Poll::Ready(outbox.append(line, this.cost as usize))
     }
 }
 

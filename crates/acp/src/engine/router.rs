@@ -127,11 +127,9 @@ impl Router {
         }
         // The handler's first step runs here, on the reader: most handlers
         // (a file read, a permission answered from memory) finish without
-        // waiting, and are answered without a task of their own. The reader
-        // then waits for room in the outgoing queue, which paces a peer that
-        // sends requests faster than we answer them. A handler that has to
-        // wait goes on in its own task; the noop waker is replaced at the
-        // task's first poll.
+        // waiting, and are answered without a task of their own. A handler
+        // that has to wait goes on in its own task; the noop waker is
+        // replaced at the task's first poll.
         match poll_now(&mut work) {
             Poll::Ready(result) => self.conn.answer_from_reader(&id, result, follow_ups),
             Poll::Pending => {
@@ -195,30 +193,37 @@ impl Router {
     }
 
     async fn on_response(&self, id: RequestId, payload: Payload<'_>) {
-        let pending = match &id {
-            RequestId::Number(n) => lock(&self.conn.shared.pending).map.remove(n),
-            _ => None,
+        let RequestId::Number(n) = id else {
+            return unmatched(&id, &payload);
         };
-        let Some(pending) = pending else {
-            match payload {
-                Payload::Error(err) if id == RequestId::Null => {
-                    warn!(%err, "peer reported an error")
+        // Delivered here, or after the notifications ahead of it on the lane.
+        let later = {
+            let mut table = lock(&self.conn.shared.pending);
+            let Some(pending) = table.get(n).filter(|p| p.waiting()) else {
+                drop(table);
+                return unmatched(&id, &payload);
+            };
+            let reply = Reply::from(payload);
+            if pending.immediate || self.lane_idle() {
+                let waker = table.fill(n, reply);
+                drop(table);
+                if let Some(waker) = waker {
+                    waker.wake();
                 }
-                _ => debug!(%id, "response matches no pending request; dropped"),
+                return;
             }
-            return;
+            debug!(%id, "response waits for earlier notifications");
+            Delivery { id: n, reply }
         };
-        let method = pending.method;
-        let delivery = Delivery {
-            tx: pending.tx,
-            reply: payload.into(),
-        };
-        if pending.immediate || self.lane_idle() {
-            delivery.deliver();
-        } else {
-            debug!(%method, %id, "response waits for earlier notifications");
-            self.enqueue(|permit| Job::Deliver(delivery, permit)).await;
-        }
+        self.enqueue(|permit| Job::Deliver(later, permit)).await;
+    }
+}
+
+/// Logs a response that no pending request awaits.
+fn unmatched(id: &RequestId, payload: &Payload<'_>) {
+    match payload {
+        Payload::Error(err) if *id == RequestId::Null => warn!(%err, "peer reported an error"),
+        _ => debug!(%id, "response matches no pending request; dropped"),
     }
 }
 
@@ -276,8 +281,8 @@ fn log_failure(id: &RequestId, result: &Result<Box<RawValue>, Error>) {
 
 impl RpcConnection {
     /// Answers a request the reader ran to its end. The reader never waits
-    /// for room in the outgoing queue: an answer that finds it full waits in
-    /// a task of its own. (Were the reader to wait, two peers flooding each
+    /// for room in the outgoing queue: an answer that finds it full goes
+    /// past its bound. (Were the reader to wait, two peers flooding each
     /// other with requests could each wait for the other to read, forever.)
     pub(super) fn answer_from_reader(
         &self,
@@ -286,17 +291,9 @@ impl RpcConnection {
         follow_ups: FollowUps,
     ) {
         log_failure(id, &result);
-        match self.shared.outbox.try_push(response_line(id, &result)) {
-            Ok(()) if result.is_ok() => follow_ups.start(),
-            Ok(()) | Err(None) => {}
-            Err(Some(line)) => {
-                let conn = self.clone();
-                tokio::spawn(async move {
-                    if conn.shared.outbox.push(line).await.is_ok() && result.is_ok() {
-                        follow_ups.start();
-                    }
-                });
-            }
+        let queued = self.shared.outbox.push_now(response_line(id, &result));
+        if queued.is_ok() && result.is_ok() {
+            follow_ups.start();
         }
     }
 }
@@ -328,7 +325,7 @@ pub(super) async fn notification_lane(conn: RpcConnection, mut jobs: mpsc::Unbou
                     warn!("a notification handler panicked");
                 }
             }
-            Job::Deliver(delivery, _permit) => delivery.deliver(),
+            Job::Deliver(delivery, _permit) => conn.deliver(delivery),
             Job::Start(task, _permit) => {
                 tokio::spawn(task);
             }

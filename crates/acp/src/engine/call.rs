@@ -1,0 +1,326 @@
+//! Outgoing requests: the table of requests awaiting their response, and the
+//! future a caller awaits.
+//!
+//! A pending request's response lands in its entry of the table, and the
+//! entry holds the waker of the task awaiting it: no channel per request. A
+//! call's future is a small state machine (no `async` block), so thousands of
+//! calls in flight at once (`join_all`, `FuturesUnordered`) take little memory.
+
+use super::*;
+use std::task::{Context, Poll, Waker};
+
+/// What a pending request receives: its response, still undecoded (the caller
+/// decodes it in its own task, so the reader never spends time on it).
+pub(super) enum Reply {
+    Result(Box<RawValue>),
+    Error(Box<Error>),
+    Malformed(Box<str>),
+    Closed,
+}
+
+impl From<Payload<'_>> for Reply {
+    fn from(payload: Payload<'_>) -> Self {
+        match payload {
+            Payload::Result(raw) => Reply::Result(raw.to_owned()),
+            Payload::Error(err) => Reply::Error(Box::new(err)),
+            Payload::Malformed(message) => Reply::Malformed(message.into()),
+        }
+    }
+}
+
+impl Reply {
+    fn into_result(self) -> Result<Box<RawValue>, ConnectionError> {
+        match self {
+            Reply::Result(raw) => Ok(raw),
+            Reply::Error(err) => Err(ConnectionError::Remote(*err)),
+            Reply::Malformed(message) => Err(ConnectionError::Protocol(acp_schema::DecodeError {
+                path: String::new(),
+                message: message.into(),
+            })),
+            Reply::Closed => Err(ConnectionError::Closed),
+        }
+    }
+}
+
+/// A reply on its way to the caller through the notification lane.
+pub(super) struct Delivery {
+    pub(super) id: i64,
+    pub(super) reply: Reply,
+}
+
+/// Where a pending request's response lands.
+enum Slot {
+    /// No response yet; the waker of the task awaiting it.
+    Waiting(Option<Waker>),
+    Ready(Reply),
+}
+
+pub(super) struct Pending {
+    /// Sent from inside a notification handler: deliver without waiting for the lane.
+    pub(super) immediate: bool,
+    slot: Slot,
+}
+
+impl Pending {
+    /// Whether the response has yet to arrive.
+    pub(super) fn waiting(&self) -> bool {
+        matches!(self.slot, Slot::Waiting(_))
+    }
+}
+
+/// Hashes our own request ids, which are sequential and not chosen by the peer
+/// (so SipHash's protection is not needed): the id itself, which keeps
+/// neighbouring ids in neighbouring buckets, with its low bits copied into the
+/// top bits that hashbrown uses to tell the entries of a group apart.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_i64(&mut self, n: i64) {
+        let n = n as u64;
+        self.0 = n ^ (n << 57);
+    }
+}
+
+type IdMap<V> = HashMap<i64, V, std::hash::BuildHasherDefault<IdHasher>>;
+
+/// The requests we sent that await their response, by id. An entry lives
+/// from the call's first poll until its future completes or is dropped.
+#[derive(Default)]
+pub(super) struct PendingTable {
+    closed: bool,
+    map: IdMap<Pending>,
+}
+
+impl PendingTable {
+    /// The request `id`, if its future still awaits it.
+    pub(super) fn get(&self, id: i64) -> Option<&Pending> {
+        self.map.get(&id)
+    }
+
+    /// Puts `reply` in the slot of request `id` if it still waits for one,
+    /// and returns the waker to wake (after unlocking the table).
+    pub(super) fn fill(&mut self, id: i64, reply: Reply) -> Option<Waker> {
+        let pending = self.map.get_mut(&id)?;
+        match std::mem::replace(&mut pending.slot, Slot::Ready(reply)) {
+            Slot::Waiting(waker) => waker,
+            ready => {
+                // Answered already (a duplicate response): keep the first.
+                pending.slot = ready;
+                None
+            }
+        }
+    }
+
+    /// Refuses new requests and fails every waiting one with
+    /// [`Reply::Closed`]; returns the wakers to wake.
+    pub(super) fn close(&mut self) -> Vec<Waker> {
+        self.closed = true;
+        let mut wakers = Vec::new();
+        for pending in self.map.values_mut() {
+            if let Slot::Waiting(waker) = &mut pending.slot {
+                wakers.extend(waker.take());
+                pending.slot = Slot::Ready(Reply::Closed);
+            }
+        }
+        wakers
+    }
+}
+
+impl RpcConnection {
+    /// Hands a reply that waited on the notification lane to its caller.
+    pub(super) fn deliver(&self, delivery: Delivery) {
+        let waker = lock(&self.shared.pending).fill(delivery.id, delivery.reply);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+/// The future of one outgoing request: registers it and queues its line at
+/// the first poll, then waits for its response. Dropped after the line was
+/// queued and before the response, it sends `$/cancel_request`.
+pub(super) struct Call<'a> {
+    conn: &'a RpcConnection,
+    id: i64,
+    stage: Stage<'a>,
+    /// Counts the call among notification handlers waiting on the peer
+    /// (see "Backpressure" in the engine's docs).
+    in_notification: Option<WaitingInNotification<'a>>,
+}
+
+enum Stage<'a> {
+    /// Serialised, not registered yet.
+    Unsent {
+        line: Result<Vec<u8>, Arc<serde_json::Error>>,
+    },
+    /// Registered; the line waits for room in the outgoing queue.
+    Queueing {
+        push: outbox::Push<'a>,
+        immediate: bool,
+    },
+    /// Queued; waiting for the response.
+    Sent,
+    Done,
+}
+
+impl<'a> Call<'a> {
+    pub(super) fn new(
+        conn: &'a RpcConnection,
+        id: i64,
+        line: Result<Vec<u8>, Arc<serde_json::Error>>,
+    ) -> Self {
+        Call {
+            conn,
+            id,
+            stage: Stage::Unsent { line },
+            in_notification: None,
+        }
+    }
+
+    /// Registers the request, its slot holding `waker`; then queues the line.
+    fn start(&mut self, waker: &Waker) -> Result<(), ConnectionError> {
+        let Stage::Unsent { line } = std::mem::replace(&mut self.stage, Stage::Done) else {
+            unreachable!("a call starts once");
+        };
+        let line = line.map_err(ConnectionError::Serialize)?;
+        let immediate = IN_NOTIFICATION
+            .try_with(|c| *c == self.conn.id())
+            .unwrap_or(false);
+        {
+            let mut table = lock(&self.conn.shared.pending);
+            if table.closed {
+                return Err(self.conn.close_error());
+            }
+            table.map.insert(
+                self.id,
+                Pending {
+                    immediate,
+                    slot: Slot::Waiting(Some(waker.clone())),
+                },
+            );
+        }
+        self.stage = Stage::Queueing {
+            push: self.conn.shared.outbox.push(line),
+            immediate,
+        };
+        Ok(())
+    }
+
+    fn fail(&mut self) -> ConnectionError {
+        lock(&self.conn.shared.pending).map.remove(&self.id);
+        self.stage = Stage::Done;
+        self.conn.close_error()
+    }
+}
+
+impl std::future::Future for Call<'_> {
+    type Output = Result<Box<RawValue>, ConnectionError>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        // Whether the slot already holds this poll's waker.
+        let mut registered = false;
+        loop {
+            match &mut this.stage {
+                Stage::Unsent { .. } => {
+                    if let Err(err) = this.start(cx.waker()) {
+                        return Poll::Ready(Err(err));
+                    }
+                    registered = true;
+                }
+                Stage::Queueing { push, immediate } => {
+                    let immediate = *immediate;
+                    match std::pin::Pin::new(push).poll(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(Err(())) => return Poll::Ready(Err(this.fail())),
+                        Poll::Ready(Ok(())) => {}
+                    }
+                    this.stage = Stage::Sent;
+                    if immediate {
+                        this.in_notification = Some(WaitingInNotification::new(&this.conn.shared));
+                    }
+                    if registered {
+                        return Poll::Pending;
+                    }
+                }
+                Stage::Sent => {
+                    let mut table = lock(&this.conn.shared.pending);
+                    let Some(pending) = table.map.get_mut(&this.id) else {
+                        // Only this future removes its entry.
+                        return Poll::Ready(Err(ConnectionError::Closed));
+                    };
+                    if let Slot::Waiting(waker) = &mut pending.slot {
+                        match waker {
+                            Some(waker) if waker.will_wake(cx.waker()) => {}
+                            _ => *waker = Some(cx.waker().clone()),
+                        }
+                        return Poll::Pending;
+                    }
+                    let removed = table.map.remove(&this.id);
+                    drop(table);
+                    this.stage = Stage::Done;
+                    this.in_notification = None;
+                    return Poll::Ready(match removed.map(|p| p.slot) {
+                        Some(Slot::Ready(reply)) => reply.into_result(),
+                        _ => Err(ConnectionError::Closed),
+                    });
+                }
+                Stage::Done => panic!("a request's future was polled after it completed"),
+            }
+        }
+    }
+}
+
+impl Drop for Call<'_> {
+    fn drop(&mut self) {
+        let sent = match self.stage {
+            Stage::Queueing { .. } => false,
+            Stage::Sent => true,
+            Stage::Unsent { .. } | Stage::Done => return,
+        };
+        let removed = lock(&self.conn.shared.pending).map.remove(&self.id);
+        let unanswered = removed.is_some_and(|p| p.waiting());
+        if !sent || !unanswered || self.conn.is_closed() {
+            return;
+        }
+        let params = CancelRequestNotification::new(self.id);
+        if let Ok(line) = serde_json::to_vec(&OutNotification {
+            jsonrpc: "2.0",
+            method: CancelRequestNotification::METHOD,
+            params: &params,
+        }) {
+            // Without waiting for room: a drop cannot wait, and the line is small.
+            let _ = self.conn.shared.outbox.push_now(line);
+        }
+    }
+}
+
+/// Counts a notification handler that is waiting on the peer (see "Backpressure").
+pub(super) struct WaitingInNotification<'a>(&'a Shared);
+
+impl<'a> WaitingInNotification<'a> {
+    fn new(shared: &'a Shared) -> Self {
+        shared
+            .waiting_in_notification
+            .fetch_add(1, Ordering::SeqCst);
+        shared.waiting_changed.notify_waiters();
+        WaitingInNotification(shared)
+    }
+}
+
+impl Drop for WaitingInNotification<'_> {
+    fn drop(&mut self) {
+        self.0
+            .waiting_in_notification
+            .fetch_sub(1, Ordering::SeqCst);
+    }
+}
