@@ -576,7 +576,6 @@ async fn run(
     options: ConnectionOptions,
 ) -> Result<(), ConnectionError> {
     let (lane_tx, lane_rx) = mpsc::unbounded_channel::<Job>();
-    let writer_task = tokio::spawn(write_loop(conn.clone(), writer, options.tap.clone()));
     tokio::spawn(notification_lane(conn.clone(), lane_rx));
     let router = Router {
         conn: conn.clone(),
@@ -585,24 +584,35 @@ async fn run(
         lane_permits: Arc::new(Semaphore::new(options.notification_queue.max(1))),
         on_dropped: options.on_dropped.clone(),
     };
-    // The reader runs as its own task, so it is polled by a worker thread even
-    // when the I/O future is awaited on a thread that is not one (`block_on`).
-    let mut reader_task = AbortOnDrop(tokio::spawn(read_loop(
-        conn.clone(),
-        router,
-        LineReader::new(reader, options.max_message_size),
-        options,
-    )));
-    let result = match (&mut reader_task.0).await {
+    let tap = options.tap.clone();
+    let lines = LineReader::new(reader, options.max_message_size);
+    // The reader and the writer share one task: what the reader answers at
+    // once is written by the same thread without waking another, and the
+    // task is polled by a worker thread even when the I/O future is awaited
+    // on a thread that is not one (`block_on`). Dropping the I/O future
+    // closes the connection (see `CloseOnDrop`), which ends the task: the
+    // reader stops wherever it waits, the writer sends what was queued.
+    let io = async move {
+        let reading = async {
+            let result = tokio::select! {
+                biased;
+                _ = conn.shared.closed.cancelled() => Ok(()),
+                result = read_loop(conn.clone(), router, lines, options) => result,
+            };
+            conn.shutdown(result.clone().err());
+            result
+        };
+        let (result, written) = tokio::join!(reading, write_loop(conn.clone(), writer, tap));
+        match written {
+            Err(e) if result.is_ok() => Err(e),
+            _ => result,
+        }
+    };
+    match tokio::spawn(io).await {
         Ok(result) => result,
         Err(e) => Err(ConnectionError::Io(Arc::new(std::io::Error::other(
-            format!("the connection's reader stopped: {e}"),
+            format!("the connection's I/O task stopped: {e}"),
         )))),
-    };
-    conn.shutdown(result.clone().err());
-    match writer_task.await {
-        Ok(Err(e)) if result.is_ok() => Err(e),
-        _ => result,
     }
 }
 
@@ -639,14 +649,5 @@ async fn read_loop(
                 Err(e) => return Err(ConnectionError::Io(Arc::new(e))),
             }
         }
-    }
-}
-
-/// Aborts a task when the future that owns it is dropped.
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
