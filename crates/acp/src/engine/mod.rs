@@ -97,7 +97,7 @@ mod router;
 use call::{Call, Delivery, PendingTable, Reply};
 use classify::{Incoming, classify};
 pub use dropped::{Dropped, OnDropped};
-use outbox::{Outbox, write_loop};
+use outbox::{Outbox, Refused, write_loop};
 use router::{Router, notification_lane};
 
 /// The default size of the outgoing queue, in bytes.
@@ -338,28 +338,24 @@ struct OutResponse<'a> {
     error: Option<&'a Error>,
 }
 
-fn response_line(id: &RequestId, result: &Result<Box<RawValue>, Error>) -> Vec<u8> {
-    let out = match result {
-        Ok(raw) => OutResponse {
-            jsonrpc: "2.0",
-            id,
-            result: Some(raw),
-            error: None,
-        },
-        Err(err) => OutResponse {
-            jsonrpc: "2.0",
-            id,
-            result: None,
-            error: Some(err),
-        },
+/// A handler's outcome as a response message.
+fn response<'a>(id: &'a RequestId, result: &'a Result<Box<RawValue>, Error>) -> OutResponse<'a> {
+    let (result, error) = match result {
+        Ok(raw) => (Some(&**raw), None),
+        Err(err) => (None, Some(err)),
     };
-    // Serialising these plain structs cannot fail: ids, raw JSON and error objects
-    // with string keys only.
-    serde_json::to_vec(&out).unwrap_or_else(|_| {
-        br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#
-            .to_vec()
-    })
+    OutResponse {
+        jsonrpc: "2.0",
+        id,
+        result,
+        error,
+    }
 }
+
+/// Sent in place of a response that could not be serialised (which cannot
+/// happen: ids, raw JSON and error objects with string keys only).
+const UNSERIALISABLE: &[u8] =
+    br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#;
 
 impl RpcConnection {
     /// Creates a connection handle; nothing happens until [`Unstarted::run`]
@@ -451,15 +447,20 @@ impl RpcConnection {
         method: &str,
         params: &P,
     ) -> Result<(), ConnectionError> {
-        let line = serde_json::to_vec(&OutNotification {
-            jsonrpc: "2.0",
-            method,
-            params,
-        })
-        .map_err(|e| ConnectionError::Serialize(Arc::new(e)))?;
         if self.shared.closed.is_cancelled() {
             return Err(self.close_error());
         }
+        let message = OutNotification {
+            jsonrpc: "2.0",
+            method,
+            params,
+        };
+        let line = match self.shared.outbox.try_push_message(&message) {
+            Ok(()) => return Ok(()),
+            Err(Refused::Full(line)) => line,
+            Err(Refused::Closed) => return Err(self.close_error()),
+            Err(Refused::Serialize(e)) => return Err(ConnectionError::Serialize(Arc::new(e))),
+        };
         self.shared
             .outbox
             .push(line)
@@ -623,31 +624,34 @@ async fn read_loop(
     mut lines: LineReader<std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>>,
     options: ConnectionOptions,
 ) -> Result<(), ConnectionError> {
-    loop {
-        tokio::select! {
-            biased;
-            _ = conn.shared.closed.cancelled() => return Ok(()),
-            frame = lines.next_frame() => match frame {
-                Ok(Some(Frame::Message(bytes))) => {
-                    if let Some(tap) = &options.tap {
-                        tap(&TapEvent { direction: Direction::Incoming, at: SystemTime::now(), line: bytes });
-                    }
-                    router.route(bytes).await;
+    // Waiting for the close is the caller's job; this only stops routing
+    // lines already read once the connection has closed.
+    while !conn.is_closed() {
+        match lines.next_frame().await {
+            Ok(Some(Frame::Message(bytes))) => {
+                if let Some(tap) = &options.tap {
+                    tap(&TapEvent {
+                        direction: Direction::Incoming,
+                        at: SystemTime::now(),
+                        line: bytes,
+                    });
                 }
-                Ok(Some(Frame::TooLong { size })) => {
-                    warn!(size, limit = options.max_message_size, "skipping an over-long message");
-                    conn.reply_error(
-                        RequestId::Null,
-                        Error::invalid_request().data(format!(
-                            "message of {size} bytes exceeds the limit of {} bytes",
-                            options.max_message_size
-                        )),
-                    );
-                    router.report(Dropped::TooLong { size, limit: options.max_message_size }).await;
-                }
-                Ok(None) => return Ok(()),
-                Err(e) => return Err(ConnectionError::Io(Arc::new(e))),
+                router.route(bytes).await;
             }
+            Ok(Some(Frame::TooLong { size })) => {
+                let limit = options.max_message_size;
+                warn!(size, limit, "skipping an over-long message");
+                conn.reply_error(
+                    RequestId::Null,
+                    Error::invalid_request().data(format!(
+                        "message of {size} bytes exceeds the limit of {limit} bytes"
+                    )),
+                );
+                router.report(Dropped::TooLong { size, limit }).await;
+            }
+            Ok(None) => return Ok(()),
+            Err(e) => return Err(ConnectionError::Io(Arc::new(e))),
         }
     }
+    Ok(())
 }

@@ -68,8 +68,12 @@ impl Outbox {
     /// queue's bound if not. For lines that must not wait: a
     /// `$/cancel_request` sent from a drop, and answers the reader produces
     /// (see "Backpressure" in the engine's docs). `Err` if the queue closed.
-    pub(super) fn push_now(&self, line: Vec<u8>) -> Result<(), ()> {
-        let cost = self.cost(&line);
+    pub(super) fn push_now(&self, mut line: Vec<u8>) -> Result<(), ()> {
+        self.append_now(&mut line)
+    }
+
+    fn append_now(&self, line: &mut Vec<u8>) -> Result<(), ()> {
+        let cost = self.cost(line);
         let taken = match self.room.try_acquire_many(cost) {
             Ok(permit) => {
                 permit.forget();
@@ -80,17 +84,48 @@ impl Outbox {
         self.append(line, taken)
     }
 
+    /// Serialises `message` as one line and queues it if there is room now.
+    /// The line is written in a buffer kept by the thread and copied into
+    /// the queue, so it costs no allocation of its own; only a line that
+    /// must wait for room gets one ([`Refused::Full`]).
+    pub(super) fn try_push_message(&self, message: &impl Serialize) -> Result<(), Refused> {
+        with_scratch(|line| {
+            serde_json::to_writer(&mut *line, message).map_err(Refused::Serialize)?;
+            let cost = self.cost(line);
+            match self.room.try_acquire_many(cost) {
+                Ok(permit) => permit.forget(),
+                Err(tokio::sync::TryAcquireError::Closed) => return Err(Refused::Closed),
+                Err(tokio::sync::TryAcquireError::NoPermits) => {
+                    return Err(Refused::Full(line.clone()));
+                }
+            }
+            self.append(line, cost as usize)
+                .map_err(|()| Refused::Closed)
+        })
+    }
+
+    /// Serialises `message` as one line and queues it at once, like
+    /// [`push_now`](Self::push_now).
+    pub(super) fn push_message_now(&self, message: &impl Serialize) -> Result<(), Refused> {
+        with_scratch(|line| {
+            serde_json::to_writer(&mut *line, message).map_err(Refused::Serialize)?;
+            self.append_now(line).map_err(|()| Refused::Closed)
+        })
+    }
+
     /// The room a line and its newline take (all of it for a line larger
     /// than the queue, which then waits for the queue to empty).
     fn cost(&self, line: &[u8]) -> u32 {
         (line.len() + 1).min(self.size) as u32
     }
 
-    fn append(&self, mut line: Vec<u8>, cost: usize) -> Result<(), ()> {
+    /// Appends `line` to the queue: copied into a batch buffer, or, when
+    /// it is long, taken whole (leaving `line` empty).
+    fn append(&self, line: &mut Vec<u8>, cost: usize) -> Result<(), ()> {
         // A newline inside a message would split it in two on the wire. In
         // valid JSON it can only be whitespace between tokens (raw JSON a
         // handler passed through, pretty-printed), where a space does as well.
-        if memchr::memchr(b'\n', &line).is_some() {
+        if memchr::memchr(b'\n', line).is_some() {
             for byte in line.iter_mut().filter(|b| **b == b'\n') {
                 *byte = b' ';
             }
@@ -102,7 +137,7 @@ impl Outbox {
         let was_empty = queued.chunks.is_empty();
         queued.taken += cost;
         if line.len() >= BATCH {
-            queued.chunks.push_back(line);
+            queued.chunks.push_back(std::mem::take(line));
             queued.open_tail = false;
             queued.tail().push(b'\n');
         } else {
@@ -118,7 +153,7 @@ impl Outbox {
                 queued.open_tail = false;
             }
             let tail = queued.tail();
-            tail.extend_from_slice(&line);
+            tail.extend_from_slice(line);
             tail.push(b'\n');
             if tail.len() >= BATCH {
                 queued.open_tail = false;
@@ -191,9 +226,38 @@ impl std::future::Future for Push<'_> {
             return Poll::Ready(Err(()));
         };
         permit.forget();
-        let line = std::mem::take(&mut this.line);
-        Poll::Ready(outbox.append(line, this.cost as usize))
+        Poll::Ready(outbox.append(&mut this.line, this.cost as usize))
     }
+}
+
+/// Why a line was not queued.
+pub(super) enum Refused {
+    /// No room now: the line, to wait for room with.
+    Full(Vec<u8>),
+    Closed,
+    Serialize(serde_json::Error),
+}
+
+thread_local! {
+    /// The buffer lines are serialised into before being copied into the queue.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with this thread's scratch buffer, emptied (or with a fresh
+/// buffer if a serialiser, re-entering, already holds it).
+fn with_scratch<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut line) => {
+            line.clear();
+            let result = f(&mut line);
+            if line.capacity() > BATCH {
+                // Not kept: one large message must not pin its size.
+                *line = Vec::new();
+            }
+            result
+        }
+        Err(_) => f(&mut Vec::new()),
+    })
 }
 
 impl Queued {

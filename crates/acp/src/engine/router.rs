@@ -267,7 +267,13 @@ async fn finish_request(
     follow_ups: FollowUps,
 ) {
     log_failure(id, &result);
-    let sent = conn.shared.outbox.push(response_line(id, &result)).await;
+    let outbox = &conn.shared.outbox;
+    let sent = match outbox.try_push_message(&response(id, &result)) {
+        Ok(()) => Ok(()),
+        Err(Refused::Full(line)) => outbox.push(line).await,
+        Err(Refused::Serialize(_)) => outbox.push(UNSERIALISABLE.to_vec()).await,
+        Err(Refused::Closed) => Err(()),
+    };
     if result.is_ok() && sent.is_ok() {
         follow_ups.start();
     }
@@ -291,7 +297,12 @@ impl RpcConnection {
         follow_ups: FollowUps,
     ) {
         log_failure(id, &result);
-        let queued = self.shared.outbox.push_now(response_line(id, &result));
+        let outbox = &self.shared.outbox;
+        let queued = match outbox.push_message_now(&response(id, &result)) {
+            Ok(()) => Ok(()),
+            Err(Refused::Serialize(_)) => outbox.push_now(UNSERIALISABLE.to_vec()),
+            Err(Refused::Full(_) | Refused::Closed) => Err(()),
+        };
         if queued.is_ok() && result.is_ok() {
             follow_ups.start();
         }
