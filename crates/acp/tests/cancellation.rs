@@ -324,6 +324,39 @@ async fn dropping_an_outgoing_request_sends_cancel_request_with_its_id() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_is_sent_when_called_and_cancelled_when_dropped_unpolled() {
+    let (client, mut peer, _io) = raw_client(ConnectionOptions::default(), |_| Bare);
+
+    // Two calls made and not yet awaited are on the wire, in call order.
+    let first = client.new_session(NewSessionRequest::new("/first"));
+    let second = client.new_session(NewSessionRequest::new("/second"));
+    let one = peer.recv_json().await;
+    let two = peer.recv_json().await;
+    assert_eq!(one["params"]["cwd"], "/first");
+    assert_eq!(two["params"]["cwd"], "/second");
+
+    // The second's answer arrives before its future is first polled, and is kept.
+    peer.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"sessionId":"s2"}}}}"#,
+        two["id"]
+    ))
+    .await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let answered = within("second", second).await.unwrap();
+    assert_eq!(answered.session_id.to_string(), "s2");
+
+    // The first is dropped without ever being polled: the peer is told.
+    drop(first);
+    assert_eq!(
+        peer.recv().await,
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"$/cancel_request","params":{{"requestId":{}}}}}"#,
+            one["id"]
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_a_prompt_call_cancels_the_chain_of_handlers() {
     // Client drops its prompt call -> the agent's prompt handler is dropped ->
     // its pending permission request is dropped -> the client's permission

@@ -1,10 +1,12 @@
 //! Outgoing requests: the table of requests awaiting their response, and the
 //! future a caller awaits.
 //!
-//! A pending request's response lands in its entry of the table, and the
-//! entry holds the waker of the task awaiting it: no channel per request. A
-//! call's future is a small state machine (no `async` block), so thousands of
-//! calls in flight at once (`join_all`, `FuturesUnordered`) take little memory.
+//! A request is registered and queued when the call is made, serialised
+//! straight into the outgoing queue when it has room. Its response lands in
+//! its entry of the table, and the entry holds the waker of the task
+//! awaiting it: no channel per request. A call's future is a small state
+//! machine (no `async` block), so thousands of calls in flight at once
+//! (`join_all`, `FuturesUnordered`) take little memory.
 
 use super::*;
 use std::task::{Context, Poll, Waker};
@@ -145,9 +147,11 @@ impl RpcConnection {
     }
 }
 
-/// The future of one outgoing request: registers it and queues its line at
-/// the first poll, then waits for its response. Dropped after the line was
-/// queued and before the response, it sends `$/cancel_request`.
+/// The future of one outgoing request. The request is registered and
+/// queued when the call is made (see [`RpcConnection::request`]); the future
+/// waits for room in the queue if there was none, then for the response.
+/// Dropped after the line was queued and before the response, it sends
+/// `$/cancel_request`.
 pub(super) struct Call<'a> {
     conn: &'a RpcConnection,
     id: i64,
@@ -158,10 +162,6 @@ pub(super) struct Call<'a> {
 }
 
 enum Stage<'a> {
-    /// Serialised, not registered yet.
-    Unsent {
-        line: Result<Vec<u8>, Arc<serde_json::Error>>,
-    },
     /// Registered; the line waits for room in the outgoing queue.
     Queueing {
         push: outbox::Push<'a>,
@@ -169,56 +169,71 @@ enum Stage<'a> {
     },
     /// Queued; waiting for the response.
     Sent,
+    /// Not sent: the connection had closed.
+    Closed,
+    /// Not sent: the params did not serialise.
+    Unserialisable(Arc<serde_json::Error>),
     Done,
 }
 
 impl<'a> Call<'a> {
-    pub(super) fn new(
-        conn: &'a RpcConnection,
-        id: i64,
-        line: Result<Vec<u8>, Arc<serde_json::Error>>,
-    ) -> Self {
-        Call {
+    /// Registers request `id` and queues `message` (its line) if the queue
+    /// has room; otherwise the line waits for room when the future is polled.
+    pub(super) fn start(conn: &'a RpcConnection, id: i64, message: &impl Serialize) -> Self {
+        let immediate = IN_NOTIFICATION
+            .try_with(|c| *c == conn.id())
+            .unwrap_or(false);
+        let mut call = Call {
             conn,
             id,
-            stage: Stage::Unsent { line },
+            stage: Stage::Sent,
             in_notification: None,
-        }
-    }
-
-    /// Registers the request, its slot holding `waker`; then queues the line.
-    fn start(&mut self, waker: &Waker) -> Result<(), ConnectionError> {
-        let Stage::Unsent { line } = std::mem::replace(&mut self.stage, Stage::Done) else {
-            unreachable!("a call starts once");
         };
-        let line = line.map_err(ConnectionError::Serialize)?;
-        let immediate = IN_NOTIFICATION
-            .try_with(|c| *c == self.conn.id())
-            .unwrap_or(false);
         {
-            let mut table = lock(&self.conn.shared.pending);
+            // Registered before the line is queued, so the response cannot
+            // arrive first.
+            let mut table = lock(&conn.shared.pending);
             if table.closed {
-                return Err(self.conn.close_error());
+                call.stage = Stage::Closed;
+                return call;
             }
             table.map.insert(
-                self.id,
+                id,
                 Pending {
                     immediate,
-                    slot: Slot::Waiting(Some(waker.clone())),
+                    slot: Slot::Waiting(None),
                 },
             );
         }
-        self.stage = Stage::Queueing {
-            push: self.conn.shared.outbox.push(line),
-            immediate,
+        call.stage = match conn.shared.outbox.try_push_message(message) {
+            Ok(()) => {
+                call.sent(immediate);
+                Stage::Sent
+            }
+            Err(Refused::Full(line)) => Stage::Queueing {
+                push: conn.shared.outbox.push(line),
+                immediate,
+            },
+            Err(Refused::Closed) => {
+                call.unregister();
+                Stage::Closed
+            }
+            Err(Refused::Serialize(e)) => {
+                call.unregister();
+                Stage::Unserialisable(Arc::new(e))
+            }
         };
-        Ok(())
+        call
     }
 
-    fn fail(&mut self) -> ConnectionError {
+    fn sent(&mut self, immediate: bool) {
+        if immediate {
+            self.in_notification = Some(WaitingInNotification::new(&self.conn.shared));
+        }
+    }
+
+    fn unregister(&self) {
         lock(&self.conn.shared.pending).map.remove(&self.id);
-        self.stage = Stage::Done;
-        self.conn.close_error()
     }
 }
 
@@ -227,30 +242,21 @@ impl std::future::Future for Call<'_> {
 
     fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        // Whether the slot already holds this poll's waker.
-        let mut registered = false;
         loop {
             match &mut this.stage {
-                Stage::Unsent { .. } => {
-                    if let Err(err) = this.start(cx.waker()) {
-                        return Poll::Ready(Err(err));
-                    }
-                    registered = true;
-                }
                 Stage::Queueing { push, immediate } => {
                     let immediate = *immediate;
                     match std::pin::Pin::new(push).poll(cx) {
                         Poll::Pending => return Poll::Pending,
-                        Poll::Ready(Err(())) => return Poll::Ready(Err(this.fail())),
+                        Poll::Ready(Err(())) => {
+                            this.unregister();
+                            this.stage = Stage::Done;
+                            return Poll::Ready(Err(this.conn.close_error()));
+                        }
                         Poll::Ready(Ok(())) => {}
                     }
                     this.stage = Stage::Sent;
-                    if immediate {
-                        this.in_notification = Some(WaitingInNotification::new(&this.conn.shared));
-                    }
-                    if registered {
-                        return Poll::Pending;
-                    }
+                    this.sent(immediate);
                 }
                 Stage::Sent => {
                     let mut table = lock(&this.conn.shared.pending);
@@ -274,6 +280,15 @@ impl std::future::Future for Call<'_> {
                         _ => Err(ConnectionError::Closed),
                     });
                 }
+                Stage::Closed => {
+                    this.stage = Stage::Done;
+                    return Poll::Ready(Err(this.conn.close_error()));
+                }
+                Stage::Unserialisable(e) => {
+                    let e = e.clone();
+                    this.stage = Stage::Done;
+                    return Poll::Ready(Err(ConnectionError::Serialize(e)));
+                }
                 Stage::Done => panic!("a request's future was polled after it completed"),
             }
         }
@@ -282,25 +297,22 @@ impl std::future::Future for Call<'_> {
 
 impl Drop for Call<'_> {
     fn drop(&mut self) {
-        let sent = match self.stage {
-            Stage::Queueing { .. } => false,
-            Stage::Sent => true,
-            Stage::Unsent { .. } | Stage::Done => return,
-        };
+        match self.stage {
+            Stage::Queueing { .. } => return self.unregister(),
+            Stage::Sent => {}
+            Stage::Closed | Stage::Unserialisable(_) | Stage::Done => return,
+        }
         let removed = lock(&self.conn.shared.pending).map.remove(&self.id);
         let unanswered = removed.is_some_and(|p| p.waiting());
-        if !sent || !unanswered || self.conn.is_closed() {
+        if !unanswered || self.conn.is_closed() {
             return;
         }
         let params = CancelRequestNotification::new(self.id);
-        if let Ok(line) = serde_json::to_vec(&OutNotification {
+        let _ = self.conn.shared.outbox.push_message_now(&OutNotification {
             jsonrpc: "2.0",
             method: CancelRequestNotification::METHOD,
             params: &params,
-        }) {
-            // Without waiting for room: a drop cannot wait, and the line is small.
-            let _ = self.conn.shared.outbox.push_now(line);
-        }
+        });
     }
 }
 

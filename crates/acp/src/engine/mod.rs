@@ -386,9 +386,13 @@ impl RpcConnection {
 
     /// Sends a request and waits for its response, decoded as `R::Response`.
     ///
-    /// The request is serialised (and given its id) when this is called, and
-    /// sent when the future is first polled. Dropping the future after that,
-    /// before the response, sends `$/cancel_request` for it to the peer.
+    /// The request is given its id and queued for the writer when this is
+    /// called, not when the future is first polled, so the peer can work on
+    /// it while the caller prepares more. Requests made one after another
+    /// are written in that order, except that one which finds the outgoing
+    /// queue full waits for room in its future, from its first poll on.
+    /// Dropping the future before the response sends `$/cancel_request` for
+    /// a request that was queued.
     pub fn request<R: Request>(
         &self,
         params: R,
@@ -403,28 +407,32 @@ impl RpcConnection {
         })
     }
 
-    /// Sends an extension request (`_vendor/method`) with raw params; the result is raw JSON.
-    pub async fn ext_request(
+    /// Sends an extension request (`_vendor/method`) with raw params; the
+    /// result is raw JSON. Queued when called, like [`request`](Self::request).
+    pub fn ext_request(
         &self,
         request: acp_schema::ExtRequest,
-    ) -> Result<acp_schema::ExtResponse, ConnectionError> {
-        let raw = self.call(&request.method, &request.params).await?;
-        Ok(acp_schema::ExtResponse(raw))
+    ) -> impl std::future::Future<Output = Result<acp_schema::ExtResponse, ConnectionError>> + Send + '_
+    {
+        self.call(&request.method, &request.params)
+            .map(|raw| Ok(acp_schema::ExtResponse(raw?)))
     }
 
-    /// Serialises a request now; the future sends it and waits for the raw
-    /// result. Kept free of the params' type, so the futures of many calls in
-    /// flight at once stay small.
+    /// Registers a request and queues it (see [`request`](Self::request)).
+    /// The future is free of the params' type, so the futures of many calls
+    /// in flight at once stay small.
     fn call<P: Serialize + ?Sized>(&self, method: &str, params: &P) -> Call<'_> {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
-        let line = serde_json::to_vec(&OutRequest {
-            jsonrpc: "2.0",
+        Call::start(
+            self,
             id,
-            method,
-            params,
-        })
-        .map_err(Arc::new);
-        Call::new(self, id, line)
+            &OutRequest {
+                jsonrpc: "2.0",
+                id,
+                method,
+                params,
+            },
+        )
     }
 
     /// Sends a notification. Returns once it is queued for the writer, so
