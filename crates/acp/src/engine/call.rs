@@ -95,7 +95,7 @@ impl std::hash::Hasher for IdHasher {
 type IdMap<V> = HashMap<i64, V, std::hash::BuildHasherDefault<IdHasher>>;
 
 /// The requests we sent that await their response, by id. An entry lives
-/// from the call's first poll until its future completes or is dropped.
+/// from the call until its future completes or is dropped.
 #[derive(Default)]
 pub(super) struct PendingTable {
     closed: bool,

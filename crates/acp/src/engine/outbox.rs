@@ -377,7 +377,9 @@ impl Batch {
         outbox.room.add_permits(std::mem::take(&mut self.taken));
         if !emptied.is_empty() {
             let mut queued = lock(&outbox.state);
-            let keep = 2usize.saturating_sub(queued.spare.len());
+            // Enough to fill the queue again: freeing and allocating buffers
+            // of this size, batch after batch, keeps the allocator busy.
+            let keep = (outbox.size / BATCH + 1).saturating_sub(queued.spare.len());
             queued.spare.extend(emptied.into_iter().take(keep));
         }
         Ok(())
