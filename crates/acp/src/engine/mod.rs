@@ -1,6 +1,6 @@
 //! The JSON-RPC engine shared by both sides of a connection.
 //!
-//! One engine runs per connection, parameterised by a [`Handler`] (the agent side
+//! One engine runs per connection, parameterised by a `Handler` (the agent side
 //! or the client side). It owns three tasks' worth of work:
 //!
 //! - **The reader** reads lines, parses each envelope without copying its params,
@@ -13,9 +13,11 @@
 //!   a request handler's: most handlers finish without waiting and cost no
 //!   task of their own. So a handler must not block its thread (as no async
 //!   code should); what has to wait goes on in the lane or in a task of its own.
-//! - **The writer** is the only task that writes to the transport. Every outgoing
-//!   line goes through one FIFO queue, bounded in bytes, so lines are written
-//!   in the order their senders enqueued them.
+//! - **The writer** is the only code that writes to the transport. Every
+//!   outgoing line goes through one FIFO queue, bounded in bytes, so lines are
+//!   written in the order their senders enqueued them. The reader and the
+//!   writer share one task: an answer the reader makes is written by the same
+//!   thread, without waking another.
 //!
 //! # Ordering
 //! - Notifications are handled one at a time, in the order they arrived.
@@ -35,6 +37,9 @@
 //!   (awaited) before it returned is on the wire before its response. In
 //!   particular every `session/update` an agent sends before returning from
 //!   `prompt` precedes the prompt response.
+//! - A request is queued when the call is made, not when its future is first
+//!   polled (unless the queue is full; then it waits for room from its first
+//!   poll on). Its response is kept if it arrives before that poll.
 //!
 //! # Backpressure
 //! The outgoing queue holds [`ConnectionOptions::outgoing_queue`] bytes of
