@@ -149,24 +149,18 @@ impl RpcConnection {
 
 /// The future of one outgoing request. The request is registered and
 /// queued when the call is made (see [`RpcConnection::request`]); the future
-/// waits for room in the queue if there was none, then for the response.
-/// Dropped after the line was queued and before the response, it sends
+/// waits for the response. Dropped before the response, it sends
 /// `$/cancel_request`.
 pub(super) struct Call<'a> {
     conn: &'a RpcConnection,
     id: i64,
-    stage: Stage<'a>,
+    stage: Stage,
     /// Counts the call among notification handlers waiting on the peer
     /// (see "Backpressure" in the engine's docs).
     in_notification: Option<WaitingInNotification<'a>>,
 }
 
-enum Stage<'a> {
-    /// Registered; the line waits for room in the outgoing queue.
-    Queueing {
-        push: outbox::Push<'a>,
-        immediate: bool,
-    },
+enum Stage {
     /// Queued; waiting for the response.
     Sent,
     /// Not sent: the connection had closed.
@@ -177,8 +171,11 @@ enum Stage<'a> {
 }
 
 impl<'a> Call<'a> {
-    /// Registers request `id` and queues `message` (its line) if the queue
-    /// has room; otherwise the line waits for room when the future is polled.
+    /// Registers request `id` and queues `message`, its line, at once: in
+    /// the queue's room if there is enough, past its bound if not. (Waiting
+    /// for room would bound nothing: a request's line exists until it is
+    /// written, in the queue or in the caller's future; and the caller holds
+    /// the future to get the response.)
     pub(super) fn start(conn: &'a RpcConnection, id: i64, message: &impl Serialize) -> Self {
         let immediate = IN_NOTIFICATION
             .try_with(|c| *c == conn.id())
@@ -205,16 +202,14 @@ impl<'a> Call<'a> {
                 },
             );
         }
-        call.stage = match conn.shared.outbox.try_push_message(message) {
+        call.stage = match conn.shared.outbox.push_message_now(message) {
             Ok(()) => {
-                call.sent(immediate);
+                if immediate {
+                    call.in_notification = Some(WaitingInNotification::new(&conn.shared));
+                }
                 Stage::Sent
             }
-            Err(Refused::Full(line)) => Stage::Queueing {
-                push: conn.shared.outbox.push(line),
-                immediate,
-            },
-            Err(Refused::Closed) => {
+            Err(Refused::Full(_) | Refused::Closed) => {
                 call.unregister();
                 Stage::Closed
             }
@@ -224,12 +219,6 @@ impl<'a> Call<'a> {
             }
         };
         call
-    }
-
-    fn sent(&mut self, immediate: bool) {
-        if immediate {
-            self.in_notification = Some(WaitingInNotification::new(&self.conn.shared));
-        }
     }
 
     fn unregister(&self) {
@@ -242,63 +231,40 @@ impl std::future::Future for Call<'_> {
 
     fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        loop {
-            match &mut this.stage {
-                Stage::Queueing { push, immediate } => {
-                    let immediate = *immediate;
-                    match std::pin::Pin::new(push).poll(cx) {
-                        Poll::Pending => return Poll::Pending,
-                        Poll::Ready(Err(())) => {
-                            this.unregister();
-                            this.stage = Stage::Done;
-                            return Poll::Ready(Err(this.conn.close_error()));
-                        }
-                        Poll::Ready(Ok(())) => {}
+        let reply = match std::mem::replace(&mut this.stage, Stage::Done) {
+            Stage::Sent => {
+                let mut table = lock(&this.conn.shared.pending);
+                let Some(pending) = table.map.get_mut(&this.id) else {
+                    // Only this future removes its entry.
+                    return Poll::Ready(Err(ConnectionError::Closed));
+                };
+                if let Slot::Waiting(waker) = &mut pending.slot {
+                    match waker {
+                        Some(waker) if waker.will_wake(cx.waker()) => {}
+                        _ => *waker = Some(cx.waker().clone()),
                     }
                     this.stage = Stage::Sent;
-                    this.sent(immediate);
+                    return Poll::Pending;
                 }
-                Stage::Sent => {
-                    let mut table = lock(&this.conn.shared.pending);
-                    let Some(pending) = table.map.get_mut(&this.id) else {
-                        // Only this future removes its entry.
-                        return Poll::Ready(Err(ConnectionError::Closed));
-                    };
-                    if let Slot::Waiting(waker) = &mut pending.slot {
-                        match waker {
-                            Some(waker) if waker.will_wake(cx.waker()) => {}
-                            _ => *waker = Some(cx.waker().clone()),
-                        }
-                        return Poll::Pending;
-                    }
-                    let removed = table.map.remove(&this.id);
-                    drop(table);
-                    this.stage = Stage::Done;
-                    this.in_notification = None;
-                    return Poll::Ready(match removed.map(|p| p.slot) {
-                        Some(Slot::Ready(reply)) => reply.into_result(),
-                        _ => Err(ConnectionError::Closed),
-                    });
+                let removed = table.map.remove(&this.id);
+                drop(table);
+                this.in_notification = None;
+                match removed.map(|p| p.slot) {
+                    Some(Slot::Ready(reply)) => reply.into_result(),
+                    _ => Err(ConnectionError::Closed),
                 }
-                Stage::Closed => {
-                    this.stage = Stage::Done;
-                    return Poll::Ready(Err(this.conn.close_error()));
-                }
-                Stage::Unserialisable(e) => {
-                    let e = e.clone();
-                    this.stage = Stage::Done;
-                    return Poll::Ready(Err(ConnectionError::Serialize(e)));
-                }
-                Stage::Done => panic!("a request's future was polled after it completed"),
             }
-        }
+            Stage::Closed => Err(this.conn.close_error()),
+            Stage::Unserialisable(e) => Err(ConnectionError::Serialize(e)),
+            Stage::Done => panic!("a request's future was polled after it completed"),
+        };
+        Poll::Ready(reply)
     }
 }
 
 impl Drop for Call<'_> {
     fn drop(&mut self) {
         match self.stage {
-            Stage::Queueing { .. } => return self.unregister(),
             Stage::Sent => {}
             Stage::Closed | Stage::Unserialisable(_) | Stage::Done => return,
         }

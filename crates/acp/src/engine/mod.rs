@@ -38,14 +38,16 @@
 //!   particular every `session/update` an agent sends before returning from
 //!   `prompt` precedes the prompt response.
 //! - A request is queued when the call is made, not when its future is first
-//!   polled (unless the queue is full; then it waits for room from its first
-//!   poll on). Its response is kept if it arrives before that poll.
+//!   polled; its response is kept if it arrives before that poll.
 //!
 //! # Backpressure
 //! The outgoing queue holds [`ConnectionOptions::outgoing_queue`] bytes of
-//! lines; senders wait when it is full (a line larger than the whole queue
-//! waits until the queue is empty). The peer's `$/cancel_request` lines, sent
-//! when a call's future is dropped, skip the wait. The reader never waits for
+//! lines; notifications, and the responses of handlers that ran in a task
+//! of their own, wait when it is full (a line larger than the whole queue
+//! waits until the queue is empty). Requests and `$/cancel_request` lines
+//! skip the wait: they take room if there is some and go past the bound if
+//! not (a request's line exists until it is written, in the queue or in its
+//! caller's future, so waiting would bound nothing). The reader never waits for
 //! room: an answer it produces (an error reply, a handler that finished at
 //! once) that finds the queue full is queued past the bound, so two peers
 //! flooding each other with requests never wait on each other forever. (A
@@ -393,11 +395,11 @@ impl RpcConnection {
     ///
     /// The request is given its id and queued for the writer when this is
     /// called, not when the future is first polled, so the peer can work on
-    /// it while the caller prepares more. Requests made one after another
-    /// are written in that order, except that one which finds the outgoing
-    /// queue full waits for room in its future, from its first poll on.
-    /// Dropping the future before the response sends `$/cancel_request` for
-    /// a request that was queued.
+    /// it while the caller prepares more; requests made one after another are
+    /// written in that order. A request never waits for room in the outgoing
+    /// queue: its line exists until it is written either way, so waiting
+    /// would bound nothing. Dropping the future before the response sends
+    /// `$/cancel_request`.
     pub fn request<R: Request>(
         &self,
         params: R,

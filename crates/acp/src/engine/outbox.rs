@@ -181,8 +181,9 @@ impl Outbox {
 /// waiting acquire is boxed only when there is none: an awaited acquire
 /// spends scheduler budget even when there is room, which slows a task that
 /// sends thousands of lines, and would take room in every caller's future.
-/// The waiting acquire spends no budget either, for the reason given on
-/// [`Call`](super::call::Call)'s response wait.
+/// The waiting acquire spends no budget either: a task waiting on many
+/// sends at once (`join_all`) would otherwise find the budget spent after a
+/// hundred of them, and poll every other one again and again for nothing.
 pub(super) struct Push<'a> {
     outbox: &'a Outbox,
     line: Vec<u8>,
