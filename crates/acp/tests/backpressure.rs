@@ -1,6 +1,8 @@
 //! The outgoing queue is bounded in bytes: a sender waits while the peer
 //! does not read, whatever the sizes of the lines, and everything arrives in
 //! order once the peer reads again, including a line larger than the queue.
+//! Requests never wait for room: they go out in call order behind what is
+//! queued.
 
 mod support;
 
@@ -81,6 +83,62 @@ async fn a_sender_waits_for_a_peer_that_does_not_read() {
         .await
         .unwrap()
         .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_made_against_a_full_queue_go_out_in_call_order() {
+    let (agent, mut peer, _io): (AgentSideConnection, _, _) =
+        raw_agent(ConnectionOptions::default().outgoing_queue(QUEUE), |_| {
+            Trivial
+        });
+    let session = SessionId::new("s");
+    // Fill the queue (and the pipe behind it) with notifications the peer
+    // does not read yet.
+    let filler = tokio::spawn({
+        let (agent, session) = (agent.clone(), session.clone());
+        async move {
+            for _ in 0..LINES {
+                let text = "x".repeat(LINE_TEXT);
+                agent.session_notification(message(&session, text)).await?;
+            }
+            Ok::<_, acp::ConnectionError>(())
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!filler.is_finished(), "the queue should be full by now");
+
+    // Calls made now are queued at once, whatever the queue holds, in order.
+    let calls: Vec<_> = (0..50)
+        .map(|i| agent.read_text_file(ReadTextFileRequest::new(session.clone(), format!("/f{i}"))))
+        .collect();
+    let mut seen = Vec::new();
+    let mut notifications = 0;
+    while seen.len() < 50 {
+        let line = peer.recv_json().await;
+        if line["method"] == "session/update" {
+            notifications += 1;
+        } else {
+            seen.push(line["params"]["path"].as_str().unwrap().to_string());
+            let id = &line["id"];
+            peer.send(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":"{}"}}}}"#,
+                seen.len()
+            ))
+            .await;
+        }
+    }
+    let expected: Vec<_> = (0..50).map(|i| format!("/f{i}")).collect();
+    assert_eq!(seen, expected);
+    for (i, call) in calls.into_iter().enumerate() {
+        let read = within("a read", call).await.unwrap();
+        assert_eq!(read.content, (i + 1).to_string());
+    }
+    // The notifications that waited for room all arrive as well.
+    while notifications < LINES {
+        assert_eq!(peer.recv_json().await["method"], "session/update");
+        notifications += 1;
+    }
+    within("the notifications", filler).await.unwrap().unwrap();
 }
 
 /// Answers every extension request at once with its params.
