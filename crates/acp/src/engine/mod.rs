@@ -88,7 +88,7 @@ use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc};
@@ -278,10 +278,12 @@ tokio::task_local! {
 }
 
 /// Futures registered with [`RpcConnection::after_response`] by one handler.
-#[derive(Clone, Default)]
+/// Lives in the handler's task-local scope while it runs, and is taken out
+/// of the scope when it ends.
+#[derive(Default)]
 struct FollowUps {
     connection: usize,
-    queue: Arc<Mutex<Vec<BoxFuture<'static, ()>>>>,
+    queue: std::cell::RefCell<Vec<BoxFuture<'static, ()>>>,
 }
 
 struct Shared {
@@ -290,6 +292,8 @@ struct Shared {
     incoming: Mutex<IncomingTable>,
     outbox: Outbox,
     closed: CancellationToken,
+    /// Set with `closed`, read on every line (cheaper than asking the token).
+    is_closed: AtomicBool,
     close_reason: Mutex<Option<ConnectionError>>,
     /// Jobs queued on or running in the notification lane.
     backlog: AtomicUsize,
@@ -374,6 +378,7 @@ impl RpcConnection {
             incoming: Mutex::new(IncomingTable::default()),
             outbox: Outbox::new(options.outgoing_queue),
             closed: CancellationToken::new(),
+            is_closed: AtomicBool::new(false),
             close_reason: Mutex::new(None),
             backlog: AtomicUsize::new(0),
             waiting_in_notification: AtomicUsize::new(0),
@@ -462,7 +467,7 @@ impl RpcConnection {
         method: &str,
         params: &P,
     ) -> Result<(), ConnectionError> {
-        if self.shared.closed.is_cancelled() {
+        if self.is_closed() {
             return Err(self.close_error());
         }
         let message = OutNotification {
@@ -493,7 +498,7 @@ impl RpcConnection {
         let mut work = Some(work);
         let _ = AFTER_RESPONSE.try_with(|follow_ups| {
             if follow_ups.connection == self.id() {
-                lock(&follow_ups.queue).extend(work.take());
+                follow_ups.queue.borrow_mut().extend(work.take());
             }
         });
         if let Some(work) = work {
@@ -503,7 +508,7 @@ impl RpcConnection {
 
     /// Whether the connection has closed.
     pub fn is_closed(&self) -> bool {
-        self.shared.closed.is_cancelled()
+        self.shared.is_closed.load(Ordering::Acquire)
     }
 
     /// Resolves when the connection has closed (end of input, an I/O error, or
@@ -544,6 +549,7 @@ impl RpcConnection {
         for (_, token) in running {
             token.cancel();
         }
+        self.shared.is_closed.store(true, Ordering::Release);
         self.shared.closed.cancel();
     }
 

@@ -104,23 +104,14 @@ impl Router {
             connection: self.conn.id(),
             ..FollowUps::default()
         };
-        let mut work: HandlerFuture = Box::pin(
-            AssertUnwindSafe(
-                AFTER_RESPONSE
-                    .scope(follow_ups.clone(), work)
-                    .instrument(span),
-            )
-            .catch_unwind()
-            .map(|outcome| {
-                outcome
-                    .unwrap_or_else(|_| Err(Error::internal_error().data("the handler panicked")))
-            }),
-        );
+        let mut work = Box::pin(Handled {
+            work: AFTER_RESPONSE.scope(follow_ups, work.instrument(span)),
+        });
         if !self.lane_idle() {
             // Registered now, so a `$/cancel_request` that arrives while the
             // request waits for the lane finds it.
             let token = self.conn.shared.register_incoming(&id);
-            let task = run_request(self.conn.clone(), id, token, work, follow_ups);
+            let task = run_request(self.conn.clone(), id, token, work);
             self.enqueue(|permit| Job::Start(Box::pin(task), permit))
                 .await;
             return;
@@ -131,10 +122,12 @@ impl Router {
         // that has to wait goes on in its own task; the noop waker is
         // replaced at the task's first poll.
         match poll_now(&mut work) {
-            Poll::Ready(result) => self.conn.answer_from_reader(&id, result, follow_ups),
+            Poll::Ready((result, follow_ups)) => {
+                self.conn.answer_from_reader(&id, result, follow_ups)
+            }
             Poll::Pending => {
                 let token = self.conn.shared.register_incoming(&id);
-                tokio::spawn(run_request(self.conn.clone(), id, token, work, follow_ups));
+                tokio::spawn(run_request(self.conn.clone(), id, token, work));
             }
         }
     }
@@ -230,9 +223,37 @@ fn unmatched(id: &RequestId, payload: &Payload<'_>) {
 /// Polls `work` once, here, with a waker that does nothing: work that is
 /// not done goes on in a task or on the lane, whose first poll of it
 /// registers a real waker.
-fn poll_now<T>(work: &mut BoxFuture<'static, T>) -> Poll<T> {
+fn poll_now<F: Future + ?Sized>(work: &mut std::pin::Pin<Box<F>>) -> Poll<F::Output> {
     work.as_mut()
         .poll(&mut Context::from_waker(futures::task::noop_waker_ref()))
+}
+
+pin_project_lite::pin_project! {
+    /// A request handler's future, run with its [`FollowUps`] in scope; a
+    /// panic in it becomes an internal error. Resolves to the handler's
+    /// result and the work it left for after the response.
+    struct Handled {
+        #[pin]
+        work: tokio::task::futures::TaskLocalFuture<
+            FollowUps,
+            tracing::instrument::Instrumented<HandlerFuture>,
+        >,
+    }
+}
+
+impl Future for Handled {
+    type Output = (Result<Box<RawValue>, Error>, FollowUps);
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut work = self.project().work;
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| work.as_mut().poll(cx)));
+        let result = match polled {
+            Ok(Poll::Pending) => return Poll::Pending,
+            Ok(Poll::Ready(result)) => result,
+            Err(_) => Err(Error::internal_error().data("the handler panicked")),
+        };
+        Poll::Ready((result, work.take_value().unwrap_or_default()))
+    }
 }
 
 /// Runs a request handler to its end in a task of its own (`token`, already
@@ -241,13 +262,12 @@ async fn run_request(
     conn: RpcConnection,
     id: RequestId,
     token: CancellationToken,
-    work: HandlerFuture,
-    follow_ups: FollowUps,
+    work: std::pin::Pin<Box<Handled>>,
 ) {
-    let result = tokio::select! {
+    let (result, follow_ups) = tokio::select! {
         biased;
-        _ = token.cancelled() => Err(Error::request_cancelled()),
-        result = work => result,
+        _ = token.cancelled() => (Err(Error::request_cancelled()), FollowUps::default()),
+        outcome = work => outcome,
     };
     lock(&conn.shared.incoming).map.remove(&id);
     if result.is_err() && conn.is_closed() {
@@ -313,7 +333,7 @@ impl FollowUps {
     /// Starts the work registered with `after_response`, in order, in a
     /// task of its own.
     fn start(self) {
-        let work = std::mem::take(&mut *lock(&self.queue));
+        let work = self.queue.into_inner();
         if !work.is_empty() {
             tokio::spawn(async move {
                 for work in work {
