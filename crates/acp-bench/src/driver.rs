@@ -11,7 +11,8 @@ use crate::sys::median;
 const USAGE: &str = "\
 usage: acp-bench [--runs N] [--only W1,W2,...] [--quick]
 
-  --runs N     runs per workload and implementation (default 5; 1 with --quick)
+  --runs N     runs per workload and implementation (default 5, and 25 for
+               W3, whose runs last milliseconds; 1 with --quick)
   --only LIST  workloads to run: W1 stream, W2 rpc, W3 concurrent, W4 large
   --quick      a tenth of the sizes, for a smoke test
 
@@ -20,9 +21,33 @@ Prints a Markdown table on standard output; progress goes to standard error.";
 /// The driver's options.
 #[derive(Debug, Clone, PartialEq)]
 struct Options {
-    runs: usize,
+    /// Runs per row; `None`: the defaults.
+    runs: Option<usize>,
     workloads: Vec<Workload>,
     quick: bool,
+}
+
+impl Options {
+    /// Runs of `workload` per implementation. By default W3, whose runs
+    /// last milliseconds and so are the most exposed to a noisy machine,
+    /// gets five times as many, for a steadier median.
+    fn runs_of(&self, workload: Workload) -> usize {
+        match self.runs {
+            Some(n) => n,
+            None if self.quick => 1,
+            None if workload == Workload::Concurrent => 25,
+            None => 5,
+        }
+    }
+
+    /// The runs per row, as the table's header states them.
+    fn runs_per_row(&self) -> String {
+        let of = |w| self.runs_of(w);
+        match (of(Workload::Stream), of(Workload::Concurrent)) {
+            (all, w3) if all == w3 => all.to_string(),
+            (all, w3) => format!("{all} (W3: {w3})"),
+        }
+    }
 }
 
 /// What the command line asks for.
@@ -79,7 +104,6 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
     if workloads.is_empty() {
         return Err("--only selects no workload".into());
     }
-    let runs = runs.unwrap_or(if quick { 1 } else { 5 });
     Ok(Invocation::Bench(Options {
         runs,
         workloads,
@@ -208,14 +232,15 @@ fn bench(options: &Options) -> Result<(), String> {
         } else {
             Spec::full(workload)
         };
-        for run in 1..=options.runs {
+        let runs = options.runs_of(workload);
+        for run in 1..=runs {
             // Interleaved, so slow drift in machine load hits both alike.
             for mode in [Mode::Floor, Mode::Acp] {
                 let result = run_once(mode, &spec)?;
                 eprintln!(
                     "acp-bench: {workload} {:5} run {run}/{}: {:9.1} ms",
                     mode.as_str(),
-                    options.runs,
+                    runs,
                     result.wall_ns as f64 / 1e6
                 );
                 results.entry((workload, mode)).or_default().push(result);
@@ -224,7 +249,7 @@ fn bench(options: &Options) -> Result<(), String> {
     }
     let header = Header {
         cpus,
-        runs: options.runs,
+        runs: options.runs_per_row(),
         quick: options.quick,
         load_before,
         load_after: load_average(),
@@ -237,7 +262,7 @@ fn bench(options: &Options) -> Result<(), String> {
 /// Facts about the session, printed above the table.
 struct Header {
     cpus: usize,
-    runs: usize,
+    runs: String,
     quick: bool,
     load_before: String,
     load_after: String,
@@ -480,7 +505,7 @@ mod tests {
         assert_eq!(
             o,
             Options {
-                runs: 3,
+                runs: Some(3),
                 workloads: vec![Workload::Stream, Workload::Concurrent],
                 quick: false
             }
@@ -488,7 +513,14 @@ mod tests {
         let Ok(Invocation::Bench(o)) = parse_args(&args("--quick")) else {
             panic!("expected bench options")
         };
-        assert_eq!(o.runs, 1);
+        assert_eq!(o.runs_of(Workload::Concurrent), 1);
+        assert_eq!(o.runs_per_row(), "1");
+        let Ok(Invocation::Bench(o)) = parse_args(&args("")) else {
+            panic!("expected bench options")
+        };
+        assert_eq!(o.runs_of(Workload::Stream), 5);
+        assert_eq!(o.runs_of(Workload::Concurrent), 25);
+        assert_eq!(o.runs_per_row(), "5 (W3: 25)");
         assert!(parse_args(&args("--only W7")).is_err());
         assert!(parse_args(&args("--client acp")).is_err());
         assert!(matches!(

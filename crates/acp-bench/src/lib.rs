@@ -1,7 +1,7 @@
 //! Benchmark of the `acp` runtime over real OS pipes, against a floor.
 //!
 //! ```text
-//! cargo run --release -p acp-bench                  # everything, 5 runs each
+//! cargo run --release -p acp-bench                  # everything, 5 runs each (W3: 25)
 //! cargo run --release -p acp-bench -- --quick       # a tenth of the sizes, 1 run
 //! cargo run --release -p acp-bench -- --only W2,W3 --runs 9
 //! ```
