@@ -209,7 +209,7 @@ impl<'a> Call<'a> {
                 }
                 Stage::Sent
             }
-            Err(Refused::Full(_) | Refused::Closed) => {
+            Err(Refused::Closed) => {
                 call.unregister();
                 Stage::Closed
             }

@@ -475,17 +475,11 @@ impl RpcConnection {
             method,
             params,
         };
-        let line = match self.shared.outbox.try_push_message(&message) {
-            Ok(()) => return Ok(()),
-            Err(Refused::Full(line)) => line,
-            Err(Refused::Closed) => return Err(self.close_error()),
-            Err(Refused::Serialize(e)) => return Err(ConnectionError::Serialize(Arc::new(e))),
-        };
-        self.shared
-            .outbox
-            .push(line)
-            .await
-            .map_err(|_| self.close_error())
+        match self.shared.outbox.push_message(&message).await {
+            Ok(()) => Ok(()),
+            Err(Refused::Closed) => Err(self.close_error()),
+            Err(Refused::Serialize(e)) => Err(ConnectionError::Serialize(Arc::new(e))),
+        }
     }
 
     /// Runs `work` right after the response of the request being handled has

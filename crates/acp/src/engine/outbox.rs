@@ -65,7 +65,7 @@ impl Outbox {
     }
 
     /// Queues a line at once: in the room left if there is enough, past the
-    /// queue's bound if not. For lines that must not wait: a
+    /// queue's bound if not. For lines that must not wait: requests,
     /// `$/cancel_request` sent from a drop, and answers the reader produces
     /// (see "Backpressure" in the engine's docs). `Err` if the queue closed.
     pub(super) fn push_now(&self, mut line: Vec<u8>) -> Result<(), ()> {
@@ -84,24 +84,27 @@ impl Outbox {
         self.append(line, taken)
     }
 
-    /// Serialises `message` as one line and queues it if there is room now.
-    /// The line is written in a buffer kept by the thread and copied into
-    /// the queue, so it costs no allocation of its own; only a line that
-    /// must wait for room gets one ([`Refused::Full`]).
-    pub(super) fn try_push_message(&self, message: &impl Serialize) -> Result<(), Refused> {
-        with_scratch(|line| {
+    /// Serialises `message` as one line and queues it, waiting while the
+    /// queue is full. The line is written in a buffer kept by the thread and
+    /// copied into the queue, so it costs no allocation of its own unless it
+    /// has to wait for room.
+    pub(super) async fn push_message(&self, message: &impl Serialize) -> Result<(), Refused> {
+        let full = with_scratch(|line| {
             serde_json::to_writer(&mut *line, message).map_err(Refused::Serialize)?;
             let cost = self.cost(line);
             match self.room.try_acquire_many(cost) {
                 Ok(permit) => permit.forget(),
                 Err(tokio::sync::TryAcquireError::Closed) => return Err(Refused::Closed),
-                Err(tokio::sync::TryAcquireError::NoPermits) => {
-                    return Err(Refused::Full(line.clone()));
-                }
+                Err(tokio::sync::TryAcquireError::NoPermits) => return Ok(Some(line.clone())),
             }
             self.append(line, cost as usize)
-                .map_err(|()| Refused::Closed)
-        })
+                .map_err(|()| Refused::Closed)?;
+            Ok(None)
+        })?;
+        match full {
+            Some(line) => self.push(line).await.map_err(|()| Refused::Closed),
+            None => Ok(()),
+        }
     }
 
     /// Serialises `message` as one line and queues it at once, like
@@ -231,11 +234,11 @@ impl std::future::Future for Push<'_> {
     }
 }
 
-/// Why a line was not queued.
+/// Why a message was not queued.
 pub(super) enum Refused {
-    /// No room now: the line, to wait for room with.
-    Full(Vec<u8>),
+    /// The connection closed.
     Closed,
+    /// The message did not serialise.
     Serialize(serde_json::Error),
 }
 

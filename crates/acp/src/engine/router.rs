@@ -288,11 +288,9 @@ async fn finish_request(
 ) {
     log_failure(id, &result);
     let outbox = &conn.shared.outbox;
-    let sent = match outbox.try_push_message(&response(id, &result)) {
-        Ok(()) => Ok(()),
-        Err(Refused::Full(line)) => outbox.push(line).await,
+    let sent = match outbox.push_message(&response(id, &result)).await {
         Err(Refused::Serialize(_)) => outbox.push(UNSERIALISABLE.to_vec()).await,
-        Err(Refused::Closed) => Err(()),
+        sent => sent.map_err(drop),
     };
     if result.is_ok() && sent.is_ok() {
         follow_ups.start();
@@ -319,9 +317,8 @@ impl RpcConnection {
         log_failure(id, &result);
         let outbox = &self.shared.outbox;
         let queued = match outbox.push_message_now(&response(id, &result)) {
-            Ok(()) => Ok(()),
             Err(Refused::Serialize(_)) => outbox.push_now(UNSERIALISABLE.to_vec()),
-            Err(Refused::Full(_) | Refused::Closed) => Err(()),
+            queued => queued.map_err(drop),
         };
         if queued.is_ok() && result.is_ok() {
             follow_ups.start();
