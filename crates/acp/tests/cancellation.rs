@@ -469,3 +469,67 @@ async fn a_prompt_cancelled_before_it_started_leaves_no_turn_behind() {
         "the prompt handler never started"
     );
 }
+
+/// An agent whose `_test/watch` hands its context's token to a task of its
+/// own, which reports the cancellation, and then never finishes.
+struct Watcher(mpsc::UnboundedSender<String>);
+
+impl Agent for Watcher {
+    async fn ext_method(
+        &self,
+        req: ExtRequest,
+        cx: RequestContext<AgentSide>,
+    ) -> Result<ExtResponse, Error> {
+        let token = cx.cancellation();
+        let events = self.0.clone();
+        let name = req.method.to_string();
+        tokio::spawn(async move {
+            token.cancelled().await;
+            let _ = events.send(format!("token of {name} cancelled"));
+        });
+        let _ = self.0.send(format!("started {}", req.method));
+        pending::<()>().await;
+        unreachable!()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_request_cancels_the_context_token_as_well_as_dropping_the_handler() {
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let (_conn, mut peer, _io) = raw_agent(ConnectionOptions::default(), |_| Watcher(tx));
+    peer.send(r#"{"jsonrpc":"2.0","id":"w","method":"_test/watch","params":{}}"#)
+        .await;
+    expect(&mut events, "started _test/watch").await;
+    peer.send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"w"}}"#)
+        .await;
+    assert_eq!(
+        peer.recv().await,
+        r#"{"jsonrpc":"2.0","id":"w","error":{"code":-32800,"message":"Request cancelled"}}"#
+    );
+    expect(&mut events, "token of _test/watch cancelled").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_close_cancels_the_context_of_every_running_request() {
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let (conn, mut peer, io) = raw_agent(ConnectionOptions::default(), |_| Watcher(tx));
+    peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"_test/a","params":{}}"#)
+        .await;
+    peer.send(r#"{"jsonrpc":"2.0","id":2,"method":"_test/b","params":{}}"#)
+        .await;
+    expect(&mut events, "started _test/a").await;
+    expect(&mut events, "started _test/b").await;
+    conn.close();
+    let mut seen = vec![
+        within("event", events.recv()).await.unwrap(),
+        within("event", events.recv()).await.unwrap(),
+    ];
+    seen.sort();
+    assert_eq!(
+        seen,
+        ["token of _test/a cancelled", "token of _test/b cancelled"]
+    );
+    // No answer for requests cut by the close: the peer sees the end.
+    assert_eq!(peer.next_line().await, None);
+    within("the I/O future", io).await.unwrap().unwrap();
+}

@@ -358,3 +358,56 @@ async fn after_response_work_follows_the_response_and_only_on_success() {
         .await;
     assert_eq!(peer.recv_json().await["id"], 3);
 }
+
+/// An agent whose `session/new` leaves two pieces of work for after its
+/// response, and a task that leaves a third once the test has seen the
+/// response (so the handler has returned).
+struct Follower(Arc<tokio::sync::Notify>);
+
+impl Agent for Follower {
+    async fn new_session(
+        &self,
+        _: NewSessionRequest,
+        cx: RequestContext<AgentSide>,
+    ) -> Result<NewSessionResponse, Error> {
+        for text in ["first", "second"] {
+            let conn = cx.peer().clone();
+            cx.after_response(async move {
+                let update = SessionUpdate::agent_message(text);
+                let _ = conn
+                    .session_notification(SessionNotification::new("s-1", update))
+                    .await;
+            });
+        }
+        let late = cx.clone();
+        let go = self.0.clone();
+        tokio::spawn(async move {
+            go.notified().await;
+            let conn = late.peer().clone();
+            late.after_response(async move {
+                let update = SessionUpdate::agent_message("late");
+                let _ = conn
+                    .session_notification(SessionNotification::new("s-1", update))
+                    .await;
+            });
+        });
+        Ok(NewSessionResponse::new("s-1"))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_response_work_runs_in_the_order_given_and_late_work_at_once() {
+    let go = Arc::new(tokio::sync::Notify::new());
+    let (_conn, mut peer, _io) = raw_agent(ConnectionOptions::default(), |_| Follower(go.clone()));
+    peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#)
+        .await;
+    assert_eq!(peer.recv_json().await["id"], 1);
+    go.notify_one();
+    for text in ["first", "second", "late"] {
+        let update = peer.recv_json().await;
+        assert_eq!(
+            update["params"]["update"]["content"]["text"], text,
+            "{update}"
+        );
+    }
+}

@@ -198,7 +198,47 @@ async fn objects_that_are_not_messages_are_invalid_requests_with_their_id() {
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request","data":"request id must be an integer, not a fraction"}}"#,
     )
     .await;
+    // An integer past 64 bits is not called a fraction.
+    exchange(
+        &mut peer,
+        r#"{"jsonrpc":"2.0","id":18446744073709551617,"method":"logout"}"#,
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request","data":"request id is out of the 64-bit integer range"}}"#,
+    )
+    .await;
+    // `1e400` is valid JSON (too large for any number type): an invalid
+    // request, not a parse error.
+    exchange(
+        &mut peer,
+        r#"{"jsonrpc":"2.0","id":1e400,"method":"logout"}"#,
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request","data":"the message cannot be read: number out of range"}}"#,
+    )
+    .await;
     still_serving(&mut peer, 7).await;
+}
+
+#[tokio::test]
+async fn integral_ids_in_any_notation_are_integers() {
+    let mut peer = peer();
+    // `-0` is an integer: answered with the id 0 (the same number).
+    exchange(
+        &mut peer,
+        r#"{"jsonrpc":"2.0","id":-0,"method":"logout","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":0,"result":{}}"#,
+    )
+    .await;
+    exchange(
+        &mut peer,
+        r#"{"jsonrpc":"2.0","id":1e2,"method":"logout","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":100,"result":{}}"#,
+    )
+    .await;
+    exchange(
+        &mut peer,
+        r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"logout","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":-9223372036854775808,"result":{}}"#,
+    )
+    .await;
+    still_serving(&mut peer, 8).await;
 }
 
 #[tokio::test]

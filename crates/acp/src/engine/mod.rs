@@ -297,6 +297,8 @@ where
 struct Closed {
     /// Set once, with [`ConnectionError::Closed`] for a clean close.
     cause: OnceLock<ConnectionError>,
+    /// When it was set (for the writer's last flush).
+    at: OnceLock<tokio::time::Instant>,
     /// Wakes whoever waits for the close.
     wake: Notify,
 }
@@ -310,9 +312,15 @@ impl Closed {
     fn close(&self, cause: ConnectionError) -> bool {
         let first = self.cause.set(cause).is_ok();
         if first {
+            let _ = self.at.set(tokio::time::Instant::now());
             self.wake.notify_waiters();
         }
         first
+    }
+
+    /// When the connection closed, once it has.
+    fn at(&self) -> Option<tokio::time::Instant> {
+        self.at.get().copied()
     }
 
     /// The error a call made after the close fails with.
@@ -373,6 +381,7 @@ impl Engine {
         let shared = Arc::new(Shared {
             closed: Closed {
                 cause: OnceLock::new(),
+                at: OnceLock::new(),
                 wake: Notify::new(),
             },
             next_id: AtomicI64::new(0),

@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Notify, Semaphore};
+use tokio::time::Instant;
 use tracing::warn;
 
 /// A request as it goes on the wire.
@@ -379,13 +380,21 @@ impl Queued {
 type Writer = std::pin::Pin<Box<dyn AsyncWrite + Send>>;
 
 /// The writer task: writes every queued line, in queue order, until the
-/// connection closes; then, briefly, what was queued before the close.
+/// connection closes; then what was queued before the close, for at most
+/// [`CLOSE_FLUSH_TIMEOUT`] after it.
 pub(super) async fn write_loop(
     engine: &Engine,
     mut writer: Writer,
     tap: Option<Tap>,
 ) -> Result<(), ConnectionError> {
-    let result = write_batches(engine, &mut writer, tap.as_ref()).await;
+    let result = match write_batches(engine, &mut writer, tap.as_ref()).await {
+        Ok(()) => Ok(()),
+        Err(WriteError::Abandoned) => {
+            warn!("the peer stopped reading; unsent output dropped at close");
+            Ok(())
+        }
+        Err(WriteError::Failed(e)) => Err(e),
+    };
     if let Err(e) = &result {
         engine.shutdown(e.clone());
     }
@@ -394,11 +403,20 @@ pub(super) async fn write_loop(
     result
 }
 
+/// Why the writer stopped early.
+enum WriteError {
+    /// The transport failed, or the peer stalled.
+    Failed(ConnectionError),
+    /// The connection closed and the peer did not read what was queued in
+    /// time.
+    Abandoned,
+}
+
 async fn write_batches(
     engine: &Engine,
     writer: &mut Writer,
     tap: Option<&Tap>,
-) -> Result<(), ConnectionError> {
+) -> Result<(), WriteError> {
     let outbox = &engine.shared.outbox;
     let mut batch = Batch::default();
     loop {
@@ -407,46 +425,50 @@ async fn write_batches(
             // the flush; one yield lets a busy producer add to the batch.
             tokio::task::yield_now().await;
             if !batch.take(outbox) {
-                outbox.within_stall(writer.flush()).await?;
+                outbox.within_stall(engine, writer.flush()).await?;
+                if engine.is_closed() {
+                    // Nothing is queued after the close: all of it is out.
+                    return Ok(());
+                }
                 tokio::select! {
                     biased;
-                    _ = outbox.ready.notified() => continue,
-                    _ = engine.closed() => break,
+                    _ = outbox.ready.notified() => {}
+                    _ = engine.closed() => {}
                 }
+                continue;
             }
         }
-        batch.write(outbox, writer, tap).await?;
-    }
-    // Closing: what was queued before the close still goes out, unless the
-    // peer stops reading for longer than CLOSE_FLUSH_TIMEOUT.
-    let drain = async {
-        while batch.take(outbox) {
-            batch.write(outbox, writer, tap).await?;
-        }
-        writer.flush().await.map_err(io_error)
-    };
-    match tokio::time::timeout(CLOSE_FLUSH_TIMEOUT, drain).await {
-        Ok(Err(ConnectionError::Stalled { .. })) | Err(_) => {
-            warn!("the peer stopped reading; unsent output dropped at close");
-            Ok(())
-        }
-        Ok(result) => result,
+        batch.write(engine, writer, tap).await?;
     }
 }
 
 impl Outbox {
-    /// Runs one write or flush, failing with [`ConnectionError::Stalled`]
-    /// if it makes no progress within the stall timeout.
+    /// Runs one write or flush: it fails with [`ConnectionError::Stalled`]
+    /// if it makes no progress within the stall timeout, and is abandoned
+    /// once the connection has been closed for [`CLOSE_FLUSH_TIMEOUT`].
     async fn within_stall<T>(
         &self,
+        engine: &Engine,
         io: impl std::future::Future<Output = std::io::Result<T>>,
-    ) -> Result<T, ConnectionError> {
-        match tokio::time::timeout(self.stall_timeout, io).await {
-            Ok(result) => result.map_err(io_error),
-            Err(_) => Err(ConnectionError::Stalled {
+    ) -> Result<T, WriteError> {
+        // Most writes finish at once: no timers for those.
+        let mut io = std::pin::pin!(io);
+        if let Some(result) = futures::FutureExt::now_or_never(io.as_mut()) {
+            return result.map_err(|e| WriteError::Failed(io_error(e)));
+        }
+        let closing = async {
+            engine.closed().await;
+            let closed_at = engine.shared.closed.at().unwrap_or_else(Instant::now);
+            tokio::time::sleep_until(closed_at + CLOSE_FLUSH_TIMEOUT).await;
+        };
+        tokio::select! {
+            biased;
+            result = io => result.map_err(|e| WriteError::Failed(io_error(e))),
+            _ = tokio::time::sleep(self.stall_timeout) => Err(WriteError::Failed(ConnectionError::Stalled {
                 waited: self.stall_timeout,
                 queued: self.bytes.load(Ordering::Acquire),
-            }),
+            })),
+            _ = closing => Err(WriteError::Abandoned),
         }
     }
 }
@@ -473,10 +495,11 @@ impl Batch {
     /// Writes the batch out and gives its room back to the queue.
     async fn write(
         &mut self,
-        outbox: &Outbox,
+        engine: &Engine,
         writer: &mut Writer,
         tap: Option<&Tap>,
-    ) -> Result<(), ConnectionError> {
+    ) -> Result<(), WriteError> {
+        let outbox = &engine.shared.outbox;
         let mut emptied = Vec::new();
         while let Some(mut chunk) = self.chunks.pop_front() {
             if let Some(tap) = tap {
@@ -492,9 +515,10 @@ impl Batch {
             // counts as progress and only one that reads nothing stalls.
             let mut rest = &chunk[..];
             while !rest.is_empty() {
-                let n = outbox.within_stall(writer.write(rest)).await?;
+                let n = outbox.within_stall(engine, writer.write(rest)).await?;
                 if n == 0 {
-                    return Err(io_error(std::io::ErrorKind::WriteZero.into()));
+                    let zero = std::io::ErrorKind::WriteZero.into();
+                    return Err(WriteError::Failed(io_error(zero)));
                 }
                 rest = &rest[n..];
             }
