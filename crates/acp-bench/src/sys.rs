@@ -71,6 +71,13 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
+/// Pins this process (and the children it starts after this) to one CPU.
+pub fn pin_to_cpu(cpu: usize) -> nix::Result<()> {
+    let mut set = nix::sched::CpuSet::new();
+    set.set(cpu)?;
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,11 +98,4 @@ mod tests {
         assert!(peak_rss_kib() > 0);
         let _ = cpu_self();
     }
-}
-
-/// Pins this process (and the children it starts after this) to one CPU.
-pub fn pin_to_cpu(cpu: usize) -> nix::Result<()> {
-    let mut set = nix::sched::CpuSet::new();
-    set.set(cpu)?;
-    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
 }
