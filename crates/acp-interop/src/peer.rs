@@ -135,10 +135,12 @@ fn js_runtime_missing(dir: &Path) -> Option<String> {
         return Some(e);
     }
     let installed = js_missing(dir).is_ok_and(|missing| missing.is_empty());
-    if !installed && let Err(e) = runs("npm") {
-        return Some(format!("{e}, and interop/js/node_modules is not installed"));
+    if installed {
+        return None;
     }
-    None
+    runs("npm")
+        .err()
+        .map(|e| format!("{e}, and interop/js/node_modules is not installed"))
 }
 
 /// What is missing to run the Python SDK peer: `python3`, 3.10 or newer.
