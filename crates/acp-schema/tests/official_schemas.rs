@@ -6,9 +6,10 @@
 
 mod common;
 
-use common::official::{
-    self, Cache, FOLDERS, UNSTABLE_MARKER, canonical, meta_from_schema, sha256_hex, sri_sha512,
+use common::official::derive::{
+    UNSTABLE_MARKER, canonical, meta_from_schema, sha256_hex, sri_sha512,
 };
+use common::official::{self, Cache, FOLDERS};
 use common::*;
 use serde_json::{Value, json};
 use std::path::Path;
