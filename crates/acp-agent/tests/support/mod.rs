@@ -228,3 +228,47 @@ pub fn roles(request: &Value) -> Vec<String> {
         .map(|m| m["role"].as_str().unwrap().to_string())
         .collect()
 }
+
+/// Makes `path` unwritable, even for root (`chattr +i` as root, `chmod`
+/// otherwise), until dropped; `None` if that cannot be done here.
+pub struct ReadOnly(PathBuf);
+
+/// Whether this process runs as root (a file it makes is root's).
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    tempfile::tempfile()
+        .and_then(|f| f.metadata())
+        .is_ok_and(|m| m.uid() == 0)
+}
+
+impl ReadOnly {
+    pub fn make(path: &Path) -> Option<ReadOnly> {
+        use std::os::unix::fs::PermissionsExt;
+        if !is_root() {
+            let mode = if path.is_dir() { 0o555 } else { 0o444 };
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).ok()?;
+            return Some(ReadOnly(path.to_path_buf()));
+        }
+        let ok = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(path)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| ReadOnly(path.to_path_buf()))
+    }
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        if is_root() {
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .arg(&self.0)
+                .status();
+        } else {
+            let mode = if self.0.is_dir() { 0o755 } else { 0o644 };
+            let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(mode));
+        }
+    }
+}
