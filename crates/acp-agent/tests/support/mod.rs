@@ -54,6 +54,15 @@ async fn read_request(
     Ok(Some((head, body)))
 }
 
+/// The agent binary cargo built for these tests: acp-agent's own, or the
+/// copy crate acp-e2e builds from the same main.rs (these helpers serve its
+/// tests too).
+pub fn agent_bin() -> &'static str {
+    option_env!("CARGO_BIN_EXE_acp-agent")
+        .or(option_env!("CARGO_BIN_EXE_acp-e2e-agent"))
+        .expect("tests are built with an acp-agent binary")
+}
+
 /// The agent binary started with `env` (and nothing else from ours but PATH).
 pub struct Running {
     pub conn: ClientSideConnection,
@@ -84,7 +93,7 @@ pub async fn start_agent_with(
     client: TestClient,
     data_dir: &Path,
 ) -> Running {
-    let mut cmd = AgentCommand::new(env!("CARGO_BIN_EXE_acp-agent"))
+    let mut cmd = AgentCommand::new(agent_bin())
         .arg("--data-dir")
         .arg(data_dir)
         .env_clear()
