@@ -75,11 +75,8 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
         args.session.verbose.then(|| client.clone()),
     )?;
     let mut session = Session::new(client.clone(), process);
-    let capabilities = ClientCapabilities::new()
-        .fs(FileSystemCapabilities::new()
-            .read_text_file(true)
-            .write_text_file(true))
-        .terminal(true)
+    let capabilities = client
+        .capabilities()
         .elicitation(
             ElicitationCapabilities::new()
                 .form(ElicitationFormCapabilities::new())
@@ -113,7 +110,9 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
                 t.note(&format!(
                     "acp chat with {label}, session {}. /help lists commands; Ctrl-D quits.",
                     chat.opened.session_id
-                ))
+                ));
+                t.note(setup.policy_state());
+                t.note(&setup.sandbox_state);
             });
             chat.repl().await
         }
@@ -288,6 +287,7 @@ impl Chat<'_> {
                 }
             }
         };
+        client.end_turn();
         match response {
             Ok(response) => {
                 let stop = if cancelled {
