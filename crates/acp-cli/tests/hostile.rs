@@ -42,17 +42,7 @@ fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
     }
 }
 
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat[stat.rfind(')').unwrap() + 1..]
-                .split_whitespace()
-                .next();
-            !matches!(state, Some("Z" | "X"))
-        }
-        Err(_) => false,
-    }
-}
+use acp_host::is_alive as alive;
 
 fn pids(file: &Path) -> Vec<i32> {
     std::fs::read_to_string(file)

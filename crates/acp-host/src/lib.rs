@@ -60,6 +60,7 @@
 
 mod files;
 mod output;
+mod proc;
 mod read;
 mod roots;
 pub mod sandbox;
@@ -69,6 +70,7 @@ mod write;
 
 pub use files::Files;
 pub use output::{OutputBuffer, OutputSince};
+pub use proc::is_alive;
 pub use read::{json_len, read_text};
 pub use roots::{Roots, resolve_links};
 pub use sandbox::{Sandbox, Support, probe as sandbox_support};

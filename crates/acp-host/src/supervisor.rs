@@ -284,19 +284,11 @@ fn descendants(root: Pid) -> Vec<Pid> {
         else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        let Some(stat) = crate::proc::stat(pid) else {
             continue;
         };
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let mut fields = rest.split_whitespace();
-        let state = fields.next().unwrap_or("");
-        let Some(ppid) = fields.next().and_then(|p| p.parse::<i32>().ok()) else {
-            continue;
-        };
-        children.entry(ppid).or_default().push(pid);
-        if state != "Z" && state != "X" {
+        children.entry(stat.ppid).or_default().push(pid);
+        if !matches!(stat.state, 'Z' | 'X') {
             live.insert(pid);
         }
     }

@@ -143,15 +143,10 @@ impl Drop for Temp {
     }
 }
 
-/// A process's start time (clock ticks after boot, from `/proc`), which
-/// tells a live writer from a later process that reuses its id. `None`
-/// where there is no such process (or no `/proc`).
+/// A process's start time, which tells a live writer from a later process
+/// that reuses its id. `None` where there is no such process (or no `/proc`).
 fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name, in parentheses, may hold spaces and parentheses.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    // After the name: state is field 3, start time field 22.
-    rest.split_whitespace().nth(19)?.parse().ok()
+    crate::proc::stat(i32::try_from(pid).ok()?).map(|s| s.start)
 }
 
 /// Whether the writer named by a temporary file's `pid` and `start` still

@@ -66,18 +66,7 @@ fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
     }
 }
 
-/// Whether `pid` is a live process (not gone, not a zombie).
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat[stat.rfind(')').unwrap() + 1..]
-                .split_whitespace()
-                .next();
-            !matches!(state, Some("Z" | "X"))
-        }
-        Err(_) => false,
-    }
-}
+use acp_host::is_alive as alive;
 
 fn pids(file: &Path, count: usize) -> Vec<i32> {
     wait_until("the command to write its pids", || {

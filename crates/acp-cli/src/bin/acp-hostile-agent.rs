@@ -37,16 +37,7 @@ fn failure(e: &acp::ConnectionError) -> String {
     }
 }
 
-/// Whether `pid` is a live process (not gone, not a zombie).
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rfind(')')
-            .and_then(|i| stat[i + 1..].split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X"),
-        Err(_) => false,
-    }
-}
+use acp_host::is_alive as alive;
 
 /// The pids in `file` once it holds `count` of them (a minute at most).
 fn wait_for_pids(file: &Path, count: usize) -> Vec<i32> {
