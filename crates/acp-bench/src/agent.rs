@@ -18,13 +18,14 @@ use std::os::fd::AsFd;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use acp::schema::AgentSide;
 use acp::schema::{
     Error, InitializeRequest, InitializeResponse, Meta, NewSessionRequest, NewSessionResponse,
     PromptRequest, PromptResponse, ProtocolVersion, ReadTextFileRequest, ReadTextFileResponse,
     SessionId, SessionNotification, SessionUpdate, StopReason, WriteTextFileRequest,
     WriteTextFileResponse,
 };
-use acp::{Agent, AgentSideConnection, Transport};
+use acp::{Agent, AgentSideConnection, RequestContext, Transport};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use serde_json::json;
@@ -104,15 +105,27 @@ struct BenchAgent {
 }
 
 impl Agent for BenchAgent {
-    async fn initialize(&self, _: InitializeRequest) -> Result<InitializeResponse, Error> {
+    async fn initialize(
+        &self,
+        _: InitializeRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<InitializeResponse, Error> {
         Ok(InitializeResponse::new(ProtocolVersion::V1))
     }
 
-    async fn new_session(&self, _: NewSessionRequest) -> Result<NewSessionResponse, Error> {
+    async fn new_session(
+        &self,
+        _: NewSessionRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<NewSessionResponse, Error> {
         Ok(NewSessionResponse::new(SESSION_ID))
     }
 
-    async fn prompt(&self, request: PromptRequest) -> Result<PromptResponse, Error> {
+    async fn prompt(
+        &self,
+        request: PromptRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<PromptResponse, Error> {
         let spec = prompt_spec(&request).map_err(|e| Error::invalid_params().data(e))?;
         let session = request.session_id;
         let findings = match spec.workload {

@@ -18,12 +18,13 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
+use acp::schema::ClientSide;
 use acp::schema::{
     ClientCapabilities, Error, FileSystemCapabilities, InitializeRequest, NewSessionRequest,
     PromptRequest, PromptResponse, ProtocolVersion, ReadTextFileRequest, ReadTextFileResponse,
     SessionNotification, SessionUpdate, WriteTextFileRequest, WriteTextFileResponse,
 };
-use acp::{AgentCommand, Client, ClientSideConnection, Transport};
+use acp::{Client, ClientSideConnection, NotificationContext, RequestContext, Transport};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -210,12 +211,20 @@ struct BenchClient {
 }
 
 impl Client for BenchClient {
-    async fn session_notification(&self, notification: SessionNotification) -> Result<(), Error> {
+    async fn session_notification(
+        &self,
+        notification: SessionNotification,
+        _cx: NotificationContext<ClientSide>,
+    ) -> Result<(), Error> {
         self.tally.chunk(&notification.update);
         Ok(())
     }
 
-    async fn read_text_file(&self, _: ReadTextFileRequest) -> Result<ReadTextFileResponse, Error> {
+    async fn read_text_file(
+        &self,
+        _: ReadTextFileRequest,
+        _cx: RequestContext<ClientSide>,
+    ) -> Result<ReadTextFileResponse, Error> {
         self.tally.reads.fetch_add(1, Ordering::Relaxed);
         Ok(ReadTextFileResponse::new(self.file.clone()))
     }
@@ -223,6 +232,7 @@ impl Client for BenchClient {
     async fn write_text_file(
         &self,
         request: WriteTextFileRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<WriteTextFileResponse, Error> {
         self.tally.write(&request.content, &self.spec);
         Ok(WriteTextFileResponse::new())
@@ -232,15 +242,32 @@ impl Client for BenchClient {
 async fn run_acp(agent: &Path, spec: Spec) -> Result<RunResult, String> {
     let agent_rss = Arc::new(Mutex::new(None));
     let rss_slot = agent_rss.clone();
-    let (transport, mut process) = AgentCommand::new(agent)
-        .on_stderr(move |line| match parse_agent_rss(line) {
-            Some(kib) => *rss_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(kib),
-            None => eprintln!("[agent] {line}"),
-        })
+    // Spawned by hand rather than with `AgentCommand::connect`, to count the
+    // bytes that cross the pipes.
+    let mut process = tokio::process::Command::new(agent)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| e.to_string())?;
+    let (Some(writer), Some(reader), Some(stderr)) = (
+        process.stdin.take(),
+        process.stdout.take(),
+        process.stderr.take(),
+    ) else {
+        return Err("the agent's pipes were not set up".into());
+    };
+    let stderr = tokio::spawn(async move {
+        use tokio::io::AsyncBufReadExt;
+        let mut lines = tokio::io::BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            match parse_agent_rss(&line) {
+                Some(kib) => *rss_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(kib),
+                None => eprintln!("[agent] {line}"),
+            }
+        }
+    });
     let bytes = Arc::new(AtomicU64::new(0));
-    let (reader, writer) = transport.into_parts();
     let transport = Transport::new(
         Counted {
             inner: reader,
@@ -285,6 +312,7 @@ async fn run_acp(agent: &Path, spec: Spec) -> Result<RunResult, String> {
     conn.close();
     let _ = io.await;
     process.wait().await.map_err(|e| e.to_string())?;
+    let _ = stderr.await;
     let (p50, p99) = tally.check(&spec, &reply)?;
     let agent_rss = *agent_rss.lock().unwrap_or_else(|p| p.into_inner());
     finish(wall, &spec, wire_bytes, agent_rss, p50, p99)

@@ -13,8 +13,8 @@ use crate::permission::{
 use crate::policy::{Gate, Verdict, refused};
 use crate::render::Renderer;
 use crate::tty::Tty;
-use acp::Client;
 use acp::schema::*;
+use acp::{Client, NotificationContext, RequestContext};
 use acp_host::{Files, TerminalSettings, Terminals};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -641,6 +641,7 @@ impl Client for CliClient {
     async fn request_permission(
         &self,
         args: RequestPermissionRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<RequestPermissionResponse, Error> {
         let (kind, title, locations) = self.tool_of(&args.tool_call);
         let decision = if *self.shared.cancelled.borrow() {
@@ -679,6 +680,7 @@ impl Client for CliClient {
     async fn read_text_file(
         &self,
         args: ReadTextFileRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<ReadTextFileResponse, Error> {
         self.shared.settings.files.read_text_file(args).await
     }
@@ -686,6 +688,7 @@ impl Client for CliClient {
     async fn write_text_file(
         &self,
         args: WriteTextFileRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<WriteTextFileResponse, Error> {
         let files = &self.shared.settings.files;
         let path = files.roots().resolve(&args.path)?;
@@ -698,6 +701,7 @@ impl Client for CliClient {
     async fn create_terminal(
         &self,
         args: CreateTerminalRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<CreateTerminalResponse, Error> {
         let line = std::iter::once(args.command.as_str())
             .chain(args.args.iter().map(String::as_str))
@@ -711,6 +715,7 @@ impl Client for CliClient {
     async fn terminal_output(
         &self,
         args: TerminalOutputRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<TerminalOutputResponse, Error> {
         self.shared.terminals.output(&args)
     }
@@ -718,6 +723,7 @@ impl Client for CliClient {
     async fn wait_for_terminal_exit(
         &self,
         args: WaitForTerminalExitRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<WaitForTerminalExitResponse, Error> {
         self.shared.terminals.wait_for_exit(args).await
     }
@@ -725,6 +731,7 @@ impl Client for CliClient {
     async fn kill_terminal(
         &self,
         args: KillTerminalRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<KillTerminalResponse, Error> {
         self.shared.terminals.kill(args).await
     }
@@ -732,6 +739,7 @@ impl Client for CliClient {
     async fn release_terminal(
         &self,
         args: ReleaseTerminalRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<ReleaseTerminalResponse, Error> {
         if self.shared.settings.interactive {
             self.show_terminal(&args.terminal_id);
@@ -742,6 +750,7 @@ impl Client for CliClient {
     async fn create_elicitation(
         &self,
         args: CreateElicitationRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<CreateElicitationResponse, Error> {
         if self.shared.settings.interactive {
             match args.mode {
@@ -766,6 +775,7 @@ impl Client for CliClient {
     async fn complete_elicitation(
         &self,
         args: CompleteElicitationNotification,
+        _cx: NotificationContext<ClientSide>,
     ) -> Result<(), Error> {
         if *self.shared.overlong.borrow() {
             return Ok(());
@@ -785,7 +795,11 @@ impl Client for CliClient {
         Ok(())
     }
 
-    async fn session_notification(&self, args: SessionNotification) -> Result<(), Error> {
+    async fn session_notification(
+        &self,
+        args: SessionNotification,
+        _cx: NotificationContext<ClientSide>,
+    ) -> Result<(), Error> {
         if *self.shared.overlong.borrow() {
             return Ok(());
         }

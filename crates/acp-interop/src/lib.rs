@@ -533,6 +533,7 @@ impl acp::Client for Recorder {
     async fn session_notification(
         &self,
         n: acp::schema::SessionNotification,
+        _cx: acp::NotificationContext<acp::ClientSide>,
     ) -> Result<(), acp::schema::Error> {
         self.updates.lock().expect("updates").push(n);
         Ok(())
@@ -541,6 +542,7 @@ impl acp::Client for Recorder {
     async fn request_permission(
         &self,
         request: acp::schema::RequestPermissionRequest,
+        _cx: acp::RequestContext<acp::ClientSide>,
     ) -> Result<acp::schema::RequestPermissionResponse, acp::schema::Error> {
         use acp::schema::{PermissionOptionKind, RequestPermissionResponse};
         let allow = request.options.iter().find(|o| {
@@ -583,7 +585,6 @@ pub fn connect(peer: Peer, sb: &Sandbox, env: &[(&str, &str)]) -> Connected {
     for (k, v) in env {
         command = command.env(k, v);
     }
-    let (transport, process) = command.spawn().expect("start the agent");
     let incoming = Arc::new(Mutex::new(Vec::new()));
     let lines = incoming.clone();
     let options = acp::ConnectionOptions::default().tap(move |event| {
@@ -596,8 +597,10 @@ pub fn connect(peer: Peer, sb: &Sandbox, env: &[(&str, &str)]) -> Connected {
     });
     let recorder = Recorder::default();
     let client = recorder.clone();
-    let (conn, io) = acp::ClientSideConnection::new(transport, options, move |_| client);
-    tokio::spawn(io);
+    let process = command
+        .connect(options, move |_| client)
+        .expect("start the agent");
+    let conn = process.connection().clone();
     Connected {
         conn,
         recorder,

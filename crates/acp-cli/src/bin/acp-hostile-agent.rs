@@ -20,7 +20,7 @@
 //! NUL bytes in paths are written `\0`.
 
 use acp::schema::*;
-use acp::{Agent, AgentSideConnection, Transport};
+use acp::{Agent, AgentSideConnection, NotificationContext, RequestContext, Transport};
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -225,17 +225,29 @@ impl Hostile {
 }
 
 impl Agent for Hostile {
-    async fn initialize(&self, request: InitializeRequest) -> Result<InitializeResponse, Error> {
+    async fn initialize(
+        &self,
+        request: InitializeRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<InitializeResponse, Error> {
         *self.caps.lock().unwrap() = request.client_capabilities;
         Ok(InitializeResponse::new(ProtocolVersion::V1)
             .agent_info(Implementation::new("acp-hostile-agent", "0.1.0")))
     }
 
-    async fn new_session(&self, _: NewSessionRequest) -> Result<NewSessionResponse, Error> {
+    async fn new_session(
+        &self,
+        _: NewSessionRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<NewSessionResponse, Error> {
         Ok(NewSessionResponse::new("hostile-1"))
     }
 
-    async fn prompt(&self, req: PromptRequest) -> Result<PromptResponse, Error> {
+    async fn prompt(
+        &self,
+        req: PromptRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<PromptResponse, Error> {
         let text = req
             .prompt
             .iter()
@@ -255,7 +267,11 @@ impl Agent for Hostile {
         Ok(PromptResponse::new(StopReason::EndTurn))
     }
 
-    async fn cancel(&self, _: CancelNotification) -> Result<(), Error> {
+    async fn cancel(
+        &self,
+        _: CancelNotification,
+        _cx: NotificationContext<AgentSide>,
+    ) -> Result<(), Error> {
         Ok(())
     }
 }

@@ -1,7 +1,10 @@
 //! Parsing one incoming line into a request, notification or response
 //! without copying its params.
 
-use super::*;
+use acp_schema::{Error, RequestId};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
 
 /// The envelope of any incoming message; params and results stay borrowed.
 #[derive(Deserialize)]
