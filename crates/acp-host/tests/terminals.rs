@@ -36,8 +36,19 @@ fn sh(script: &str) -> CreateTerminalRequest {
 }
 
 impl Setup {
+    async fn start(&self, request: CreateTerminalRequest) -> TerminalId {
+        self.terminals.create(request).await.unwrap().terminal_id
+    }
+
+    async fn release(&self, id: TerminalId) {
+        self.terminals
+            .release(ReleaseTerminalRequest::new("s1", id))
+            .await
+            .unwrap();
+    }
+
     async fn run(&self, request: CreateTerminalRequest) -> (TerminalExitStatus, String, bool) {
-        let id = self.terminals.create(request).await.unwrap().terminal_id;
+        let id = self.start(request).await;
         let exit = self
             .terminals
             .wait_for_exit(WaitForTerminalExitRequest::new("s1", id.clone()))
@@ -48,10 +59,7 @@ impl Setup {
             .terminals
             .output(&TerminalOutputRequest::new("s1", id.clone()))
             .unwrap();
-        self.terminals
-            .release(ReleaseTerminalRequest::new("s1", id))
-            .await
-            .unwrap();
+        self.release(id).await;
         assert_eq!(out.exit_status.as_ref(), Some(&exit));
         (exit, out.output, out.truncated)
     }
@@ -157,12 +165,7 @@ async fn bad_commands_and_cwds_are_errors() {
 async fn kill_ends_descendants_that_left_the_group_or_lost_their_parent() {
     let s = unsandboxed();
     let file = s.root.join("pids");
-    let id = s
-        .terminals
-        .create(escapees(&file))
-        .await
-        .unwrap()
-        .terminal_id;
+    let id = s.start(escapees(&file)).await;
     let exit = s
         .terminals
         .wait_for_exit(WaitForTerminalExitRequest::new("s1", id.clone()))
@@ -184,36 +187,20 @@ async fn kill_ends_descendants_that_left_the_group_or_lost_their_parent() {
         .output(&TerminalOutputRequest::new("s1", id.clone()))
         .unwrap();
     assert_eq!(out.exit_status, Some(TerminalExitStatus::exited(0u32)));
-    s.terminals
-        .release(ReleaseTerminalRequest::new("s1", id))
-        .await
-        .unwrap();
+    s.release(id).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn release_and_dropping_the_client_end_descendants_too() {
     let s = unsandboxed();
     let file = s.root.join("pids");
-    let id = s
-        .terminals
-        .create(escapees(&file))
-        .await
-        .unwrap()
-        .terminal_id;
+    let id = s.start(escapees(&file)).await;
     let left = pids(&file, 2);
-    s.terminals
-        .release(ReleaseTerminalRequest::new("s1", id))
-        .await
-        .unwrap();
+    s.release(id).await;
     assert!(left.iter().all(|&p| !alive(p)), "survivors after release");
 
     let file = s.root.join("pids-2");
-    let _id = s
-        .terminals
-        .create(escapees(&file))
-        .await
-        .unwrap()
-        .terminal_id;
+    let _id = s.start(escapees(&file)).await;
     let left = pids(&file, 2);
     // The client goes away without a word: its control sockets close.
     drop(s.terminals);
@@ -226,12 +213,7 @@ async fn release_and_dropping_the_client_end_descendants_too() {
 async fn the_clients_other_children_are_still_reaped_by_tokio() {
     let s = unsandboxed();
     let file = s.root.join("pids");
-    let id = s
-        .terminals
-        .create(escapees(&file))
-        .await
-        .unwrap()
-        .terminal_id;
+    let id = s.start(escapees(&file)).await;
     let left = pids(&file, 2);
     // A child of our own, started while orphans exist below a terminal.
     let status = tokio::process::Command::new("sh")
@@ -240,10 +222,7 @@ async fn the_clients_other_children_are_still_reaped_by_tokio() {
         .await
         .unwrap();
     assert_eq!(status.code(), Some(7));
-    s.terminals
-        .release(ReleaseTerminalRequest::new("s1", id))
-        .await
-        .unwrap();
+    s.release(id).await;
     assert!(left.iter().all(|&p| !alive(p)));
 }
 
@@ -291,7 +270,7 @@ async fn sandboxed_commands_cannot_kill_their_supervisor() {
         f = file.display()
     );
     let (exit, out, _) = {
-        let id = s.terminals.create(sh(&script)).await.unwrap().terminal_id;
+        let id = s.start(sh(&script)).await;
         let exit = s
             .terminals
             .wait_for_exit(WaitForTerminalExitRequest::new("s1", id.clone()))
@@ -303,10 +282,7 @@ async fn sandboxed_commands_cannot_kill_their_supervisor() {
             .output(&TerminalOutputRequest::new("s1", id.clone()))
             .unwrap();
         let left = pids(&file, 1);
-        s.terminals
-            .release(ReleaseTerminalRequest::new("s1", id))
-            .await
-            .unwrap();
+        s.release(id).await;
         assert!(left.iter().all(|&p| !alive(p)), "a survivor after release");
         (exit, out.output, out.truncated)
     };
