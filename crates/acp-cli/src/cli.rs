@@ -106,19 +106,30 @@ pub struct SessionArgs {
     /// else session/load).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// Allow every permission request.
+    /// Allow every permission request, file write and command (files of
+    /// `.git` and acp's config still need a permission naming them).
     #[arg(long, group = "policy")]
     pub approve_all: bool,
-    /// Allow read and search tool calls, deny the rest.
+    /// Allow read and search tool calls, deny the rest; nothing is written
+    /// and no command runs.
     #[arg(long, group = "policy")]
     pub approve_reads: bool,
-    /// Deny every permission request (the default of `acp exec` without a
-    /// terminal).
+    /// Deny every permission request; nothing is written and no command
+    /// runs (the default of `acp exec` without a terminal).
     #[arg(long, group = "policy")]
     pub deny_all: bool,
     /// Let the agent read and write files outside the session's directories.
     #[arg(long)]
     pub allow_outside_cwd: bool,
+    /// Run the agent's commands unconfined. By default (on Linux with
+    /// Landlock) they may write only in the session's directories and the
+    /// temporary directory.
+    #[arg(long)]
+    pub no_sandbox: bool,
+    /// Refuse the agent's commands TCP connections and listening (needs the
+    /// sandbox).
+    #[arg(long, conflicts_with = "no_sandbox")]
+    pub no_network: bool,
     /// Authenticate with this method (an id from the agent's auth methods)
     /// before opening the session.
     #[arg(long, value_name = "METHOD")]

@@ -3,7 +3,8 @@
 //! The binary's logic lives here so it can be tested: [`cli`] parses the
 //! arguments (and [`docs`] turns them into shell completions and manual pages), [`config`] picks the agent (and [`zed`] imports Zed's), [`exec`] runs one headless prompt
 //! turn, [`chat`] the interactive mode, and [`client::CliClient`] is the client side of the protocol
-//! (permissions, file system, terminals, elicitations: [`elicit`]), rendering through
+//! (permissions, with [`policy`] in front of writes and terminals; file system and terminals
+//! through `acp_host`; elicitations: [`elicit`]), rendering through
 //! [`render::Renderer`] (in chat, to [`output`], which keeps it off the prompt). Exit codes
 //! are listed in [`exit`].
 #![deny(missing_docs)]
@@ -16,13 +17,12 @@ pub mod docs;
 pub mod elicit;
 pub mod exec;
 pub mod exit;
-pub mod fs;
 pub mod mentions;
 pub mod output;
 pub mod permission;
+pub mod policy;
 pub mod render;
 pub mod style;
-pub mod terminal;
 pub mod transcript;
 pub mod tty;
 pub mod zed;
