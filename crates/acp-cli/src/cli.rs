@@ -32,6 +32,65 @@ pub enum Command {
     Chat(ChatArgs),
     /// List the agents of the config file, or import Zed's.
     Agents(AgentsArgs),
+    /// Run an agent behind a transparent proxy that records the session:
+    /// put `acp record -- AGENT…` where an editor's config names the agent.
+    Record(RecordArgs),
+    /// Show a recording of `acp record` as a timeline: sessions, turns,
+    /// requests with their latency, tool calls, permissions, errors.
+    Trace(TraceArgs),
+}
+
+/// The output format of `acp trace`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TraceFormat {
+    /// A readable timeline, then a summary.
+    Text,
+    /// The timeline as one JSON document, for scripts.
+    Json,
+}
+
+/// Arguments of `acp trace`.
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// The record file.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
+    pub format: TraceFormat,
+    /// Only this session.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only prompt turn N (of each session, or of --session).
+    #[arg(long, value_name = "N")]
+    pub turn: Option<u32>,
+    /// Write the timeline as one self-contained HTML page to OUT instead.
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<PathBuf>,
+}
+
+/// Arguments of `acp record`.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The record file (never overwritten), or a directory for it. Default:
+    /// a new file named by the time in `<state dir>/acp/recordings/`. The
+    /// path is printed on standard error.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Mask secrets in the record file: values of fields named like *key*,
+    /// *token*, *secret* or *password*, MCP servers' env and headers,
+    /// authentication `_meta`, and those values (and the proxy's secret
+    /// environment variables) wherever they are echoed.
+    #[arg(long)]
+    pub redact: bool,
+    /// The agent's command line.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "AGENT"
+    )]
+    pub command: Vec<String>,
 }
 
 /// Arguments of `acp agents`.

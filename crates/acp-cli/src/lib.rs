@@ -5,7 +5,8 @@
 //! turn, [`chat`] the interactive mode, and [`client::CliClient`] is the client side of the protocol
 //! (permissions, file system, terminals, elicitations: [`elicit`]), rendering through
 //! [`render::Renderer`] (in chat, to [`output`], which keeps it off the prompt). Exit codes
-//! are listed in [`exit`].
+//! are listed in [`exit`]. [`record`] is the recording proxy, writing the format of
+//! [`recording`]; [`trace`] shows a recording.
 #![deny(missing_docs)]
 
 pub mod chat;
@@ -19,9 +20,12 @@ pub mod fs;
 pub mod mentions;
 pub mod output;
 pub mod permission;
+pub mod record;
+pub mod recording;
 pub mod render;
 pub mod style;
 pub mod terminal;
+pub mod trace;
 pub mod transcript;
 pub mod tty;
 pub mod zed;
@@ -32,13 +36,19 @@ use exit::Failure;
 
 /// Runs the program with parsed arguments and returns the exit code.
 pub async fn run(cli: Cli) -> Result<u8, Failure> {
+    // These need no config file (a broken one must not stop a recording).
+    let command = match cli.command {
+        Command::Record(args) => return record::run(args).await,
+        Command::Trace(args) => return trace::run(args),
+        other => other,
+    };
     let (path, explicit) = match &cli.config {
         Some(path) => (Some(path.clone()), true),
         None => (config::default_config_path(), false),
     };
     if let Command::Agents(cli::AgentsArgs {
         action: Some(AgentsAction::ImportZed { settings }),
-    }) = &cli.command
+    }) = &command
     {
         let path = path.ok_or_else(|| {
             Failure::usage("cannot find the config directory; name the config file with --config")
@@ -49,7 +59,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         Some(path) => Config::load(path, explicit)?,
         None => Config::default(),
     };
-    match cli.command {
+    match command {
         Command::Agents(_) => {
             list_agents(&config, path.as_deref());
             Ok(exit::OK)
@@ -62,6 +72,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
             let agent = config::choose_agent(&config, cli.agent.as_deref())?;
             chat::run(agent, args).await
         }
+        Command::Record(_) | Command::Trace(_) => unreachable!("handled above"),
     }
 }
 
