@@ -38,6 +38,41 @@ pub enum Command {
     /// Show a recording of `acp record` as a timeline: sessions, turns,
     /// requests with their latency, tool calls, permissions, errors.
     Trace(TraceArgs),
+    /// Play a scripted agent over standard input and output, for testing
+    /// clients: the agent side of a recording, or a script.
+    #[command(after_help = MOCK_HELP)]
+    Mock(MockArgs),
+}
+
+const MOCK_HELP: &str = "\
+Script commands (one a line, # for comments; JSON on the same line):
+    expect METHOD [PARAMS]      wait for the client's METHOD (params must contain PARAMS)
+    reply RESULT                answer the latest expected request
+    fail CODE [MESSAGE]         answer it with an error
+    send update UPDATE          send a session/update for the current session
+    send METHOD [PARAMS]        send a notification
+    request METHOD PARAMS       send a request and wait for its answer
+    answered RESULT | answered error [CODE]
+                                check the answer to the last request
+    sleep DURATION              250ms, 2s, or milliseconds
+    exit [CODE]                 exit at once
+
+Exit codes: 0 as expected, 1 differences (listed on stderr), 2 bad script or recording.";
+
+/// Arguments of `acp mock`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("plan").required(true).args(["trace", "script"])))]
+pub struct MockArgs {
+    /// Play the agent side of this recording (of `acp record`).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Run this script.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// Give up when the client sends nothing for this many seconds while
+    /// the mock waits for it (default: wait as long as it takes).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
 }
 
 /// The output format of `acp trace`.

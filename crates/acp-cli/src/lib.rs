@@ -6,7 +6,7 @@
 //! (permissions, file system, terminals, elicitations: [`elicit`]), rendering through
 //! [`render::Renderer`] (in chat, to [`output`], which keeps it off the prompt). Exit codes
 //! are listed in [`exit`]. [`record`] is the recording proxy, writing the format of
-//! [`recording`]; [`trace`] shows a recording.
+//! [`recording`]; [`trace`] shows a recording and [`mock`] plays one (or a script) as an agent.
 #![deny(missing_docs)]
 
 pub mod chat;
@@ -18,6 +18,7 @@ pub mod exec;
 pub mod exit;
 pub mod fs;
 pub mod mentions;
+pub mod mock;
 pub mod output;
 pub mod permission;
 pub mod record;
@@ -40,6 +41,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
     let command = match cli.command {
         Command::Record(args) => return record::run(args).await,
         Command::Trace(args) => return trace::run(args),
+        Command::Mock(args) => return mock::run(args),
         other => other,
     };
     let (path, explicit) = match &cli.config {
@@ -72,7 +74,9 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
             let agent = config::choose_agent(&config, cli.agent.as_deref())?;
             chat::run(agent, args).await
         }
-        Command::Record(_) | Command::Trace(_) => unreachable!("handled above"),
+        Command::Record(_) | Command::Trace(_) | Command::Mock(_) => {
+            unreachable!("handled above")
+        }
     }
 }
 
