@@ -51,8 +51,9 @@ pub fn secret_name(name: &str) -> bool {
 /// `authenticate` requests waiting for their answer.
 #[derive(Debug, Default)]
 pub struct Redactor {
-    /// Values to mask wherever they appear, longest first.
-    secrets: Vec<String>,
+    /// Values to mask wherever they appear, longest first, each with how
+    /// it appears inside a JSON string.
+    secrets: Vec<(String, String)>,
     /// `(side that asked, id as JSON)` of pending `authenticate` requests.
     auth_requests: HashSet<(Source, String)>,
 }
@@ -82,9 +83,13 @@ impl Redactor {
         if value.chars().count() < MIN_ECHO_LEN || value == MASK {
             return;
         }
-        if !self.secrets.iter().any(|s| s == value) {
-            self.secrets.push(value.to_owned());
-            self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        if !self.secrets.iter().any(|(s, _)| s == value) {
+            let quoted = serde_json::to_string(value).unwrap_or_default();
+            // Without its quotes: how the value appears inside a JSON string.
+            let escaped = quoted[1..quoted.len() - 1].to_owned();
+            self.secrets.push((value.to_owned(), escaped));
+            self.secrets
+                .sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
         }
     }
 
@@ -124,6 +129,7 @@ impl Redactor {
     pub fn line(&mut self, from: Source, bytes: &[u8]) -> Option<Vec<u8>> {
         let mut rewritten = None;
         if from != Source::Stderr
+            && self.may_hold_secrets(bytes)
             && let Ok(mut value) = serde_json::from_slice::<Value>(bytes)
         {
             let auth = self.is_auth(from, &value);
@@ -137,6 +143,30 @@ impl Redactor {
             Some(masked) => Some(masked),
             None => rewritten,
         }
+    }
+
+    /// Whether the line may hold a field this redactor masks: parsing
+    /// every line as JSON would cost far more than this look.
+    fn may_hold_secrets(&self, bytes: &[u8]) -> bool {
+        if !self.auth_requests.is_empty() {
+            return true;
+        }
+        static FINDERS: std::sync::LazyLock<Vec<memchr::memmem::Finder<'static>>> =
+            std::sync::LazyLock::new(|| {
+                SECRET_WORDS
+                    .iter()
+                    .chain(&[
+                        "\"env\"",
+                        "\"headers\"",
+                        "\"_meta\"",
+                        "authenticate",
+                        "authmethods",
+                    ])
+                    .map(|word| memchr::memmem::Finder::new(word.as_bytes()))
+                    .collect()
+            });
+        let lower = bytes.to_ascii_lowercase();
+        FINDERS.iter().any(|finder| finder.find(&lower).is_some())
     }
 
     /// Whether `value` is an `authenticate` request or the answer to one.
@@ -226,11 +256,8 @@ impl Redactor {
     /// `bytes` with every known secret masked, or `None` when none occurs.
     fn mask_known(&self, bytes: &[u8]) -> Option<Vec<u8>> {
         let mut current: Option<Vec<u8>> = None;
-        for secret in &self.secrets {
-            let escaped = serde_json::to_string(secret).unwrap_or_default();
-            // Without its quotes: how the value appears inside a JSON string.
-            let escaped = &escaped[1..escaped.len() - 1];
-            for needle in [secret.as_str(), escaped] {
+        for (secret, escaped) in &self.secrets {
+            for needle in [secret.as_str(), escaped.as_str()] {
                 let haystack = current.as_deref().unwrap_or(bytes);
                 if memchr::memmem::find(haystack, needle.as_bytes()).is_some() {
                     current = Some(replace_all(haystack, needle.as_bytes(), MASK.as_bytes()));
