@@ -38,6 +38,14 @@ use exit::Failure;
 /// Runs the program with parsed arguments and returns the exit code.
 pub async fn run(cli: Cli) -> Result<u8, Failure> {
     // These need no config file (a broken one must not stop a recording).
+    if let (Some(_), Command::Record(_) | Command::Trace(_) | Command::Mock(_)) =
+        (&cli.agent, &cli.command)
+    {
+        return Err(Failure::usage(
+            "--agent is for exec and chat; acp record takes the agent's command line after --: \
+             acp record -- AGENT [ARGS…]",
+        ));
+    }
     let command = match cli.command {
         Command::Record(args) => return record::run(args).await,
         Command::Trace(args) => return trace::run(args),

@@ -286,6 +286,8 @@ fn a_proxy_killed_with_sigkill_leaves_every_written_record_whole() {
     for _ in 0..20_000 {
         lines.next().unwrap().unwrap();
     }
+    // The writer runs behind the pumps; give it a moment to write some.
+    std::thread::sleep(Duration::from_millis(300));
     child.kill().unwrap();
     child.wait().unwrap();
     drop(lines); // The agent dies of SIGPIPE on its next line.
@@ -386,6 +388,10 @@ fn an_existing_file_is_never_overwritten_and_a_missing_agent_is_127() {
 
     let out = sb.run(&["record"]);
     assert_code(&out, 2);
+    // --agent names exec's and chat's agent; here it would be ignored.
+    let out = sb.run(&["record", "--agent", "x", "--", "true"]);
+    assert_code(&out, 2);
+    assert!(out.stderr.contains("acp record -- AGENT"), "{}", out.stderr);
 }
 
 #[test]

@@ -193,3 +193,38 @@ fn encode(out: &mut Vec<u8>, event: Event, redactor: Option<&mut Redactor>) {
         Event::Exit(t, exit) => recording::write_exit(out, t, exit),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_disk_stops_the_recording_but_not_the_pumps() {
+        // Writes to /dev/full fail with ENOSPC, as on a full disk.
+        let Ok(file) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+            return;
+        };
+        let queue = Arc::new(Queue::default());
+        let writer = spawn(
+            queue.clone(),
+            file,
+            "/dev/full".into(),
+            b"{}\n".to_vec(),
+            None,
+        );
+        // Far more than the queue holds: the pumps must never wait for a
+        // writer that gave up.
+        let line = vec![b'x'; 1 << 20];
+        for i in 0..(2 * QUEUE_BYTES / line.len()) {
+            queue.push(&mut vec![Event::Line {
+                t: i as f64,
+                from: Source::Agent,
+                bytes: line.clone(),
+                newline: true,
+                len: line.len() as u64,
+            }]);
+        }
+        queue.close();
+        writer.join().unwrap();
+    }
+}
