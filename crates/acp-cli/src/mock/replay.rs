@@ -8,7 +8,7 @@
 //!   id of the client's live request it answers;
 //! - a line the client sent is waited for, and the client's live message
 //!   compared with it loosely ([`super::compare`], without
-//!   [`IGNORED`](super::compare::IGNORED) fields): a request or
+//!   [`super::compare::IGNORED`] fields): a request or
 //!   notification by its method and params, an answer to one of the mock's
 //!   requests by its id and result;
 //! - a line of the agent's standard error is written to standard error.

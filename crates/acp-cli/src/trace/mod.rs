@@ -1,11 +1,12 @@
 //! `acp trace FILE`: reads a recording of `acp record` and shows it as a
-//! timeline ([`model`]): as text ([`text`]), as JSON for scripts
+//! timeline ([`model`], built by [`build`]): as text ([`text`]), as JSON for scripts
 //! (`--format json`: the [`model::Timeline`] as one JSON document), or as
 //! one self-contained HTML page ([`html`], `--html OUT`).
 //!
 //! A recording cut off by a crash is read up to its last whole line; lines
 //! that are not records are left out with a warning.
 
+pub mod build;
 pub mod html;
 pub mod model;
 pub mod text;
