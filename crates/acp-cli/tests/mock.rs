@@ -434,3 +434,34 @@ fn bad_scripts_and_arguments_exit_2_before_reading_anything() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_client_may_send_in_another_order_than_the_recording() {
+    let sb = Sandbox::new();
+    let rec = sb.root().join("rec.jsonl");
+    let line = |t: f64, from: &str, json: &str| {
+        serde_json::json!({"t": t, "from": from, "line": json}).to_string()
+    };
+    let lines = [
+        r#"{"acpRecord":1,"started":"","agent":["a"],"redacted":false}"#.to_owned(),
+        line(
+            0.1,
+            "client",
+            r#"{"jsonrpc":"2.0","id":0,"method":"session/set_mode","params":{"sessionId":"s","modeId":"auto"}}"#,
+        ),
+        line(
+            0.2,
+            "client",
+            r#"{"jsonrpc":"2.0","method":"ext/note","params":{}}"#,
+        ),
+        line(0.3, "agent", r#"{"jsonrpc":"2.0","id":0,"result":{}}"#),
+    ];
+    write(&rec, &lines.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut mock = Mock::start(&sb, &["--trace", rec.to_str().unwrap()]);
+    // The notification first: it is kept for its place in the recording.
+    mock.send(r#"{"jsonrpc":"2.0","method":"ext/note","params":{}}"#);
+    mock.send(r#"{"jsonrpc":"2.0","id":"m","method":"session/set_mode","params":{"sessionId":"s","modeId":"auto"}}"#);
+    assert_eq!(mock.recv(), r#"{"jsonrpc":"2.0","id":"m","result":{}}"#);
+    let (code, stderr) = mock.finish();
+    assert_eq!((code, stderr.as_str()), (0, ""));
+}

@@ -178,7 +178,7 @@ fn a_full_exec_session_is_byte_exact_on_both_sides() {
     );
     let client_tap = tap("client-side", &proxied);
     std::fs::write(sb.work().join("notes.txt"), "one\n").unwrap();
-    for prompt in ["tool", "permission", "huge 300000"] {
+    for prompt in ["tool", "permission", "huge 300000", "garbage", "bad-update"] {
         let out = sb.run(&[
             "exec",
             "--approve-all",
