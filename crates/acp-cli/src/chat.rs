@@ -69,17 +69,10 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
     );
     let mut interrupts = watch_interrupts()?;
     let label = agent.label.clone();
-    let (transport, process) = spawn_agent(
-        agent,
-        &setup.cwd,
-        args.session.verbose.then(|| client.clone()),
-    )?;
+    let process = spawn_agent(agent, &setup.cwd, &client, args.session.verbose)?;
     let mut session = Session::new(client.clone(), process);
-    let capabilities = ClientCapabilities::new()
-        .fs(FileSystemCapabilities::new()
-            .read_text_file(true)
-            .write_text_file(true))
-        .terminal(true)
+    let capabilities = client
+        .capabilities()
         .elicitation(
             ElicitationCapabilities::new()
                 .form(ElicitationFormCapabilities::new())
@@ -89,14 +82,7 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
             SessionConfigOptionsCapabilities::new().boolean(BooleanConfigOptionCapabilities::new()),
         ));
     let result = match session
-        .open(
-            transport,
-            &mut interrupts,
-            &args.session,
-            &setup,
-            capabilities,
-            true,
-        )
+        .open(&mut interrupts, &args.session, &setup, capabilities, true)
         .await
     {
         Ok(opened) => {
@@ -113,7 +99,9 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
                 t.note(&format!(
                     "acp chat with {label}, session {}. /help lists commands; Ctrl-D quits.",
                     chat.opened.session_id
-                ))
+                ));
+                t.note(setup.policy_state());
+                t.note(&setup.sandbox_state);
             });
             chat.repl().await
         }
@@ -288,6 +276,7 @@ impl Chat<'_> {
                 }
             }
         };
+        client.end_turn();
         match response {
             Ok(response) => {
                 let stop = if cancelled {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// acp: a terminal client for the Agent Client Protocol.
 #[derive(Debug, Parser)]
-#[command(name = "acp", version, about)]
+#[command(name = "acp", version, about, propagate_version = true)]
 pub struct Cli {
     /// The agent: a name from the config file, or a command line such as
     /// "npx -y @zed-industries/claude-code-acp". Default: the config's
@@ -42,6 +42,21 @@ pub enum Command {
     /// clients: the agent side of a recording, or a script.
     #[command(after_help = MOCK_HELP)]
     Mock(MockArgs),
+    /// Print a completion script for a shell (for example
+    /// `acp completions bash > ~/.local/share/bash-completion/completions/acp`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page of acp (roff, for `man -l -`), or write a page
+    /// per command into a directory.
+    Man {
+        /// Write acp.1 and a page per subcommand (acp-exec.1, …) into DIR
+        /// instead (for example ~/.local/share/man/man1).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 const MOCK_HELP: &str = "\
@@ -185,19 +200,30 @@ pub struct SessionArgs {
     /// else session/load).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// Allow every permission request.
+    /// Allow every permission request, file write and command (files of
+    /// `.git` and acp's config still need a permission naming them).
     #[arg(long, group = "policy")]
     pub approve_all: bool,
-    /// Allow read and search tool calls, deny the rest.
+    /// Allow read and search tool calls, deny the rest; nothing is written
+    /// and no command runs.
     #[arg(long, group = "policy")]
     pub approve_reads: bool,
-    /// Deny every permission request (the default of `acp exec` without a
-    /// terminal).
+    /// Deny every permission request; nothing is written and no command
+    /// runs (the default of `acp exec` without a terminal).
     #[arg(long, group = "policy")]
     pub deny_all: bool,
     /// Let the agent read and write files outside the session's directories.
     #[arg(long)]
     pub allow_outside_cwd: bool,
+    /// Run the agent's commands unconfined. By default (on Linux with
+    /// Landlock) they may write only in the session's directories and the
+    /// temporary directory.
+    #[arg(long)]
+    pub no_sandbox: bool,
+    /// Refuse the agent's commands TCP connections and listening (needs the
+    /// sandbox).
+    #[arg(long, conflicts_with = "no_sandbox")]
+    pub no_network: bool,
     /// Authenticate with this method (an id from the agent's auth methods)
     /// before opening the session.
     #[arg(long, value_name = "METHOD")]

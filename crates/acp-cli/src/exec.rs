@@ -4,12 +4,12 @@ use crate::cli::{ExecArgs, SessionArgs};
 use crate::client::{CliClient, ClientSettings};
 use crate::config::ChosenAgent;
 use crate::exit::{self, Failure};
-use crate::fs::Confinement;
 use crate::mentions::prompt_blocks;
 use crate::permission::PermissionPolicy;
 use crate::render::Renderer;
 use acp::schema::*;
 use acp::{AgentProcess, ClientSideConnection, ConnectionError, ConnectionOptions, Dropped};
+use acp_host::{Files, Roots, Sandbox, Support, TerminalSettings};
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -39,20 +39,15 @@ pub async fn run(agent: ChosenAgent, args: ExecArgs) -> Result<u8, Failure> {
     let setup = Setup::new(&args.session, default_policy)?;
     let client = CliClient::new(setup.settings(false), Renderer::stdio(args.format));
     let mut interrupts = watch_interrupts()?;
-    let (transport, process) = spawn_agent(
-        agent,
-        &setup.cwd,
-        args.session.verbose.then(|| client.clone()),
-    )?;
+    let process = spawn_agent(agent, &setup.cwd, &client, args.session.verbose)?;
     let mut session = Session::new(client.clone(), process);
-    let result = session
-        .drive(transport, &mut interrupts, &args, &setup, prompt)
-        .await;
+    let result = session.drive(&mut interrupts, &args, &setup, prompt).await;
     session.close().await;
     result
 }
 
-/// Directories and permission policy of a session, from the options.
+/// Directories, permission policy and sandbox of a session, from the
+/// options.
 pub(crate) struct Setup {
     /// The session's working directory (absolute).
     pub cwd: PathBuf,
@@ -60,8 +55,12 @@ pub(crate) struct Setup {
     pub add_dirs: Vec<PathBuf>,
     /// How permission requests are answered.
     pub policy: PermissionPolicy,
-    /// Whether `fs/*` is confined to the directories.
-    pub confined: bool,
+    /// The session's directories (confined unless `--allow-outside-cwd`).
+    pub roots: Roots,
+    /// The sandbox of the agent's commands.
+    pub sandbox: Sandbox,
+    /// What the sandbox does, in a line for the banner and `--verbose`.
+    pub sandbox_state: String,
 }
 
 impl Setup {
@@ -84,6 +83,9 @@ impl Setup {
             .map(std::path::absolute)
             .collect::<Result<_, _>>()
             .map_err(|e| Failure::usage(format!("bad --add-dir: {e}")))?;
+        let roots = Roots::new(std::iter::once(&cwd).chain(&add_dirs))
+            .map_err(|e| Failure::usage(format!("bad session directory: {e}")))?
+            .confined(!args.allow_outside_cwd);
         let policy = if args.approve_all {
             PermissionPolicy::ApproveAll
         } else if args.approve_reads {
@@ -93,22 +95,113 @@ impl Setup {
         } else {
             default_policy
         };
+        let runs = matches!(policy, PermissionPolicy::ApproveAll | PermissionPolicy::Ask);
+        let (sandbox, sandbox_state) = choose_sandbox(args, &roots, runs)?;
         Ok(Setup {
             cwd,
             add_dirs,
             policy,
-            confined: !args.allow_outside_cwd,
+            roots,
+            sandbox,
+            sandbox_state,
         })
     }
 
     /// The client settings; `interactive` for `acp chat`.
     pub fn settings(&self, interactive: bool) -> ClientSettings {
-        let roots = std::iter::once(self.cwd.clone()).chain(self.add_dirs.iter().cloned());
         ClientSettings {
             policy: self.policy,
-            confinement: Confinement::new(roots, self.confined),
-            cwd: self.cwd.clone(),
+            files: Files::new(self.roots.clone()).max_message_size(message_limit()),
+            terminal: TerminalSettings::new(self.roots.clone())
+                .sandbox(self.sandbox.clone())
+                .max_message_size(message_limit()),
+            protected: crate::config::default_config_path()
+                .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+                .into_iter()
+                .collect(),
             interactive,
+        }
+    }
+
+    /// The policy in a line for the banner and `--verbose`.
+    pub fn policy_state(&self) -> &'static str {
+        match self.policy {
+            PermissionPolicy::ApproveAll => {
+                "permissions: --approve-all: the agent may write files and run commands \
+                 (files of .git and acp's config need a permission naming them)"
+            }
+            PermissionPolicy::Ask => {
+                "permissions: ask: writes and commands need a permission granted this turn, \
+                 else you are asked"
+            }
+            PermissionPolicy::ApproveReads => {
+                "permissions: --approve-reads: reads only; nothing is written, no command runs"
+            }
+            PermissionPolicy::DenyAll => {
+                "permissions: --deny-all: nothing is written, no command runs"
+            }
+        }
+    }
+}
+
+/// The sandbox the options and the kernel give, and a line saying so.
+/// Where the kernel cannot sandbox, says so once on stderr and carries on;
+/// `--no-network` there is an error (it cannot be kept).
+fn choose_sandbox(
+    args: &SessionArgs,
+    roots: &Roots,
+    runs: bool,
+) -> Result<(Sandbox, String), Failure> {
+    if !runs {
+        return Ok((
+            Sandbox::off(),
+            "sandbox: not needed (no command runs)".into(),
+        ));
+    }
+    if args.no_sandbox {
+        return Ok((
+            Sandbox::off(),
+            "sandbox: off (--no-sandbox): commands run with your rights".into(),
+        ));
+    }
+    let support = acp_host::sandbox_support();
+    match &support {
+        Support::Landlock { network, .. } => {
+            if args.no_network && !network {
+                return Err(Failure::usage(format!(
+                    "--no-network needs Landlock ABI 4 or later; this kernel has {support}"
+                )));
+            }
+            let sandbox =
+                Sandbox::for_roots(roots.dirs().iter().cloned()).no_network(args.no_network);
+            let places: Vec<String> = sandbox
+                .writable
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect();
+            let net = if args.no_network { ", no network" } else { "" };
+            Ok((
+                sandbox,
+                format!(
+                    "sandbox: on ({support}): commands may write only in {}{net}",
+                    places.join(", ")
+                ),
+            ))
+        }
+        _ => {
+            if args.no_network {
+                return Err(Failure::usage(format!(
+                    "--no-network needs the sandbox, which is unavailable: {support}"
+                )));
+            }
+            eprintln!(
+                "acp: the agent's commands cannot be sandboxed here ({support}); they run with \
+                 your rights (--no-sandbox silences this)"
+            );
+            Ok((
+                Sandbox::off(),
+                format!("sandbox: unavailable ({support}): commands run with your rights"),
+            ))
         }
     }
 }
@@ -119,24 +212,38 @@ pub(crate) fn watch_interrupts() -> Result<Signal, Failure> {
         .map_err(|e| Failure::agent(format!("cannot watch for Ctrl-C: {e}")))
 }
 
-/// Starts the agent process in `cwd`. With `show_stderr`, the agent's
-/// stderr lines are shown as notes of that client's renderer (in chat, above
-/// the prompt while a line is being typed).
+/// Starts the agent process in `cwd` and connects `client` to it. With
+/// `show_stderr`, the agent's stderr lines are shown as notes of the client's
+/// renderer (in chat, above the prompt while a line is being typed).
 pub(crate) fn spawn_agent(
     agent: ChosenAgent,
     cwd: &std::path::Path,
-    show_stderr: Option<CliClient>,
-) -> Result<(acp::Transport, AgentProcess), Failure> {
+    client: &CliClient,
+    show_stderr: bool,
+) -> Result<AgentProcess, Failure> {
     let ChosenAgent { mut command, label } = agent;
     command = command.current_dir(cwd);
-    if let Some(client) = show_stderr {
+    if show_stderr {
+        let client = client.clone();
         command = command.on_stderr(move |line| {
             client.with_renderer(|r| r.note(&format!("agent: {line}")));
         });
     } else {
         command = command.on_stderr(|_| {});
     }
-    command.spawn().map_err(|e| {
+    let watcher = client.clone();
+    let options = ConnectionOptions::default().on_dropped(move |dropped| match dropped {
+        Dropped::TooLong { .. } => watcher.mark_overlong(),
+        Dropped::BadNotification { method, reason } if method == "session/update" => watcher
+            .with_renderer(|r| {
+                r.note(&format!(
+                    "[warning] the agent sent a malformed session/update, which was left out: {reason}"
+                ))
+            }),
+        _ => {}
+    });
+    let client = client.clone();
+    command.connect(options, move |_| client).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Failure::new(
                 exit::AGENT_NOT_FOUND,
@@ -152,11 +259,13 @@ pub(crate) fn spawn_agent(
     })
 }
 
-/// A running agent process and its connection.
+/// A running agent process, connected.
 pub(crate) struct Session {
     pub client: CliClient,
     pub process: AgentProcess,
-    pub conn: Option<ClientSideConnection>,
+    /// The sweep of killed writers' temporary files, started with the
+    /// session.
+    sweep: Option<tokio::task::JoinHandle<acp_host::Sweep>>,
 }
 
 /// The connection's size limit of one message, in bytes.
@@ -201,12 +310,13 @@ pub(crate) struct Opened {
 }
 
 impl Session {
-    /// A session with the agent `process`, not connected yet.
+    /// A session with the agent `process`, not initialized yet.
     pub fn new(client: CliClient, process: AgentProcess) -> Self {
+        let sweep = Some(tokio::spawn(client.sweep()));
         Session {
             client,
             process,
-            conn: None,
+            sweep,
         }
     }
 
@@ -215,28 +325,13 @@ impl Session {
     /// loaded session replays.
     pub async fn open(
         &mut self,
-        transport: acp::Transport,
         interrupts: &mut Signal,
         args: &SessionArgs,
         setup: &Setup,
         capabilities: ClientCapabilities,
         show_replay: bool,
     ) -> Result<Opened, Failure> {
-        let client = self.client.clone();
-        let watcher = self.client.clone();
-        let options = ConnectionOptions::default().on_dropped(move |dropped| match dropped {
-            Dropped::TooLong { .. } => watcher.mark_overlong(),
-            Dropped::BadNotification { method, reason } if method == "session/update" => watcher
-                .with_renderer(|r| {
-                    r.note(&format!(
-                        "[warning] the agent sent a malformed session/update, which was left out: {reason}"
-                    ))
-                }),
-            _ => {}
-        });
-        let (conn, io) = ClientSideConnection::new(transport, options, move |_| client);
-        tokio::spawn(io);
-        self.conn = Some(conn.clone());
+        let conn = self.process.connection().clone();
 
         let init = InitializeRequest::new(ProtocolVersion::LATEST)
             .client_capabilities(capabilities)
@@ -361,26 +456,20 @@ impl Session {
 
     async fn drive(
         &mut self,
-        transport: acp::Transport,
         interrupts: &mut Signal,
         args: &ExecArgs,
         setup: &Setup,
         prompt: String,
     ) -> Result<u8, Failure> {
-        let capabilities = ClientCapabilities::new()
-            .fs(FileSystemCapabilities::new()
-                .read_text_file(true)
-                .write_text_file(true))
-            .terminal(true);
+        let capabilities = self.client.capabilities();
+        if args.session.verbose {
+            self.client.with_renderer(|r| {
+                r.note(&format!("[policy] {}", setup.policy_state()));
+                r.note(&format!("[sandbox] {}", setup.sandbox_state));
+            });
+        }
         let opened = self
-            .open(
-                transport,
-                interrupts,
-                &args.session,
-                setup,
-                capabilities,
-                false,
-            )
+            .open(interrupts, &args.session, setup, capabilities, false)
             .await?;
         let Opened {
             conn,
@@ -526,10 +615,11 @@ impl Session {
     }
 
     pub async fn close(&mut self) {
-        self.client.shutdown();
-        if let Some(conn) = &self.conn {
-            conn.close();
+        self.client.shutdown().await;
+        if let Some(sweep) = self.sweep.take() {
+            let _ = sweep.await;
         }
+        self.process.close();
         // Closing the connection closes the agent's stdin; give it a moment to
         // save its state and exit on its own before it is signalled.
         let exited = tokio::time::timeout(EXIT_GRACE, self.process.wait()).await;

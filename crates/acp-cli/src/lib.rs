@@ -1,9 +1,10 @@
 //! `acp`, a terminal client for the Agent Client Protocol.
 //!
 //! The binary's logic lives here so it can be tested: [`cli`] parses the
-//! arguments, [`config`] picks the agent (and [`zed`] imports Zed's), [`exec`] runs one headless prompt
+//! arguments (and [`docs`] turns them into shell completions and manual pages), [`config`] picks the agent (and [`zed`] imports Zed's), [`exec`] runs one headless prompt
 //! turn, [`chat`] the interactive mode, and [`client::CliClient`] is the client side of the protocol
-//! (permissions, file system, terminals, elicitations: [`elicit`]), rendering through
+//! (permissions, with [`policy`] in front of writes and terminals; file system and terminals
+//! through `acp_host`; elicitations: [`elicit`]), rendering through
 //! [`render::Renderer`] (in chat, to [`output`], which keeps it off the prompt). Exit codes
 //! are listed in [`exit`]. [`record`] is the recording proxy, writing the format of
 //! [`recording`]; [`trace`] shows a recording and [`mock`] plays one (or a script) as an agent.
@@ -13,19 +14,19 @@ pub mod chat;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod docs;
 pub mod elicit;
 pub mod exec;
 pub mod exit;
-pub mod fs;
 pub mod mentions;
 pub mod mock;
 pub mod output;
 pub mod permission;
+pub mod policy;
 pub mod record;
 pub mod recording;
 pub mod render;
 pub mod style;
-pub mod terminal;
 pub mod trace;
 pub mod transcript;
 pub mod tty;
@@ -37,6 +38,12 @@ use exit::Failure;
 
 /// Runs the program with parsed arguments and returns the exit code.
 pub async fn run(cli: Cli) -> Result<u8, Failure> {
+    // Generated from the argument definitions alone: no config is read.
+    match &cli.command {
+        Command::Completions { shell } => return docs::completions(*shell),
+        Command::Man { dir } => return docs::man(dir.as_deref()),
+        _ => {}
+    }
     // These need no config file (a broken one must not stop a recording).
     if let (Some(_), Command::Record(_) | Command::Trace(_) | Command::Mock(_)) =
         (&cli.agent, &cli.command)
@@ -85,6 +92,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Record(_) | Command::Trace(_) | Command::Mock(_) => {
             unreachable!("handled above")
         }
+        Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
     }
 }
 
