@@ -101,6 +101,8 @@ fn store_command(command: StoreCommand, dir: &std::path::Path) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // A terminal's supervisor is this program started again; it never returns.
+    acp_host::supervise_if_requested();
     let mut data_dir: Option<PathBuf> = None;
     let mut config_path: Option<PathBuf> = None;
     let mut store_cmd: Option<StoreCommand> = None;

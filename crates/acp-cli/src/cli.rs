@@ -32,6 +32,16 @@ pub enum Command {
     Chat(ChatArgs),
     /// List the agents of the config file, or import Zed's.
     Agents(AgentsArgs),
+    /// Run an agent behind a transparent proxy that records the session:
+    /// put `acp record -- AGENT…` where an editor's config names the agent.
+    Record(RecordArgs),
+    /// Show a recording of `acp record` as a timeline: sessions, turns,
+    /// requests with their latency, tool calls, permissions, errors.
+    Trace(TraceArgs),
+    /// Play a scripted agent over standard input and output, for testing
+    /// clients: the agent side of a recording, or a script.
+    #[command(after_help = MOCK_HELP)]
+    Mock(MockArgs),
     /// Print a completion script for a shell (for example
     /// `acp completions bash > ~/.local/share/bash-completion/completions/acp`).
     Completions {
@@ -47,6 +57,90 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+}
+
+const MOCK_HELP: &str = "\
+Script commands (one a line, # for comments; JSON on the same line):
+    expect METHOD [PARAMS]      wait for the client's METHOD (params must contain PARAMS)
+    reply RESULT                answer the latest expected request
+    fail CODE [MESSAGE]         answer it with an error
+    send update UPDATE          send a session/update for the current session
+    send METHOD [PARAMS]        send a notification
+    request METHOD PARAMS       send a request and wait for its answer
+    answered RESULT | answered error [CODE]
+                                check the answer to the last request
+    sleep DURATION              250ms, 2s, or milliseconds
+    exit [CODE]                 exit at once
+
+Exit codes: 0 as expected, 1 differences (listed on stderr), 2 bad script or recording.";
+
+/// Arguments of `acp mock`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("plan").required(true).args(["trace", "script"])))]
+pub struct MockArgs {
+    /// Play the agent side of this recording (of `acp record`).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Run this script.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// Give up when the client sends nothing for this many seconds while
+    /// the mock waits for it (default: wait as long as it takes).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+}
+
+/// The output format of `acp trace`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TraceFormat {
+    /// A readable timeline, then a summary.
+    Text,
+    /// The timeline as one JSON document, for scripts.
+    Json,
+}
+
+/// Arguments of `acp trace`.
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// The record file.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
+    pub format: TraceFormat,
+    /// Only this session.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only prompt turn N (of each session, or of --session).
+    #[arg(long, value_name = "N")]
+    pub turn: Option<u32>,
+    /// Write the timeline as one self-contained HTML page to OUT instead.
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<PathBuf>,
+}
+
+/// Arguments of `acp record`.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The record file (never overwritten), or a directory for it. Default:
+    /// a new file named by the time in `<state dir>/acp/recordings/`. The
+    /// path is printed on standard error.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Mask secrets in the record file: values of fields named like *key*,
+    /// *token*, *secret* or *password*, MCP servers' env and headers,
+    /// authentication `_meta`, and those values (and the proxy's secret
+    /// environment variables) wherever they are echoed.
+    #[arg(long)]
+    pub redact: bool,
+    /// The agent's command line.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "AGENT"
+    )]
+    pub command: Vec<String>,
 }
 
 /// Arguments of `acp agents`.
@@ -106,19 +200,30 @@ pub struct SessionArgs {
     /// else session/load).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// Allow every permission request.
+    /// Allow every permission request, file write and command (files of
+    /// `.git` and acp's config still need a permission naming them).
     #[arg(long, group = "policy")]
     pub approve_all: bool,
-    /// Allow read and search tool calls, deny the rest.
+    /// Allow read and search tool calls, deny the rest; nothing is written
+    /// and no command runs.
     #[arg(long, group = "policy")]
     pub approve_reads: bool,
-    /// Deny every permission request (the default of `acp exec` without a
-    /// terminal).
+    /// Deny every permission request; nothing is written and no command
+    /// runs (the default of `acp exec` without a terminal).
     #[arg(long, group = "policy")]
     pub deny_all: bool,
     /// Let the agent read and write files outside the session's directories.
     #[arg(long)]
     pub allow_outside_cwd: bool,
+    /// Run the agent's commands unconfined. By default (on Linux with
+    /// Landlock) they may write only in the session's directories and the
+    /// temporary directory.
+    #[arg(long)]
+    pub no_sandbox: bool,
+    /// Refuse the agent's commands TCP connections and listening (needs the
+    /// sandbox).
+    #[arg(long, conflicts_with = "no_sandbox")]
+    pub no_network: bool,
     /// Authenticate with this method (an id from the agent's auth methods)
     /// before opening the session.
     #[arg(long, value_name = "METHOD")]

@@ -48,6 +48,9 @@ struct Session {
     cwd: PathBuf,
     /// More workspace roots the client named.
     additional_dirs: Vec<PathBuf>,
+    /// The agent's own files and terminals in `cwd` (when the client
+    /// offers none).
+    local: Arc<crate::tools::Local>,
     settings: Mutex<Settings>,
     /// Updates of the running turn, to be stored for replay.
     journal: Mutex<Vec<SessionUpdate>>,

@@ -29,6 +29,7 @@ impl Session {
         Arc::new(Session {
             mcp,
             mcp_errors: Mutex::new(mcp_errors),
+            local: Arc::new(crate::tools::Local::new(&cwd, &additional_dirs)),
             cwd,
             additional_dirs,
             settings: Mutex::new(settings),

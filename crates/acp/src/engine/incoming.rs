@@ -333,8 +333,13 @@ impl Router {
         match self.handler.notification(method, params) {
             Ok(work) => {
                 let span = debug_span!("acp.notification", %method);
-                self.schedule(Work::Notification(Box::pin(work.instrument(span))))
-                    .await;
+                // Without a subscriber for the span, no second box for it.
+                let work = if span.is_disabled() {
+                    work
+                } else {
+                    Box::pin(work.instrument(span))
+                };
+                self.schedule(Work::Notification(work)).await;
             }
             Err(err) if err.code == ErrorCode::METHOD_NOT_FOUND => {
                 debug!(%method, "ignoring unknown notification");

@@ -419,11 +419,17 @@ async fn write_batches(
 ) -> Result<(), WriteError> {
     let outbox = &engine.shared.outbox;
     let mut batch = Batch::default();
+    // The size of the batch written last.
+    let mut last = 0;
     loop {
         if !batch.take(outbox) {
-            // Lines queued while the last batch was written go out before
-            // the flush; one yield lets a busy producer add to the batch.
-            tokio::task::yield_now().await;
+            // After a large batch, one yield lets a busy producer add to the
+            // next one before the flush. After a small one (a request or an
+            // answer on its own) it would only cost latency: a yield makes
+            // the scheduler poll for I/O on the way.
+            if last >= BUSY_BATCH {
+                tokio::task::yield_now().await;
+            }
             if !batch.take(outbox) {
                 outbox.within_stall(engine, writer.flush()).await?;
                 if engine.is_closed() {
@@ -438,9 +444,13 @@ async fn write_batches(
                 continue;
             }
         }
+        last = batch.bytes;
         batch.write(engine, writer, tap).await?;
     }
 }
+
+/// A batch at least this large suggests a producer still busy queueing.
+const BUSY_BATCH: usize = 4 * 1024;
 
 impl Outbox {
     /// Runs one write or flush: it fails with [`ConnectionError::Stalled`]
