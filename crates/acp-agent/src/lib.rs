@@ -61,8 +61,19 @@ pub fn connect(
     config: config::Config,
     store: store::Store,
 ) -> (acp::AgentSideConnection, acp::IoFuture) {
+    let dropped = tools::DroppedAnswers::new(options.max_message_size);
+    let seen = dropped.clone();
+    let before = options.on_dropped.clone();
+    let options = options.on_dropped(move |d| {
+        if matches!(d, acp::Dropped::TooLong { .. }) {
+            seen.record();
+        }
+        if let Some(before) = &before {
+            before(d);
+        }
+    });
     acp::AgentSideConnection::new(transport, options, |conn| {
-        CodingAgent::new(conn, config, store)
+        CodingAgent::new(conn, config, store, dropped)
     })
 }
 

@@ -108,6 +108,9 @@ pub struct CodingAgent {
     sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
     counter: AtomicU64,
     store: Store,
+    /// The client's over-long lines, which tools waiting for an answer
+    /// watch.
+    dropped: crate::tools::DroppedAnswers,
 }
 
 /// The id of the one authentication method: configuration by environment
@@ -141,7 +144,12 @@ fn store_error(e: StoreError) -> Error {
 impl CodingAgent {
     /// An agent that calls the client through `conn` and keeps sessions in
     /// `store`.
-    pub(crate) fn new(conn: AgentSideConnection, config: Config, store: Store) -> Self {
+    pub(crate) fn new(
+        conn: AgentSideConnection,
+        config: Config,
+        store: Store,
+        dropped: crate::tools::DroppedAnswers,
+    ) -> Self {
         let llm = LlmClient::new(
             Duration::from_secs(config.request_timeout_secs),
             config.max_output_tokens,
@@ -155,6 +163,7 @@ impl CodingAgent {
             sessions: Mutex::new(HashMap::new()),
             counter: AtomicU64::new(0),
             store,
+            dropped,
         }
     }
 

@@ -396,6 +396,7 @@ impl CodingAgent {
             client_write: caps.fs.write_text_file,
             client_terminal: caps.terminal,
             local: session.local.clone(),
+            dropped: self.dropped.clone(),
             cancel: cancel.clone(),
         };
         let mut requests = 0usize;
