@@ -63,13 +63,13 @@ struct Findings {
 impl Findings {
     fn into_meta(mut self) -> Meta {
         let mut meta = Meta::new();
-        meta.insert("done".into(), json!(self.done));
-        meta.insert("bad".into(), json!(self.bad));
+        meta.insert("done", json!(self.done));
+        meta.insert("bad", json!(self.bad));
         if let Some(p50) = sys::quantile(&mut self.latencies_ns, 0.50) {
-            meta.insert("p50_ns".into(), json!(p50));
+            meta.insert("p50_ns", json!(p50));
         }
         if let Some(p99) = sys::quantile(&mut self.latencies_ns, 0.99) {
-            meta.insert("p99_ns".into(), json!(p99));
+            meta.insert("p99_ns", json!(p99));
         }
         meta
     }

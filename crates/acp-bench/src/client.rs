@@ -139,7 +139,7 @@ impl Tally {
         reply: &PromptResponse,
     ) -> Result<(Option<u64>, Option<u64>), String> {
         let meta = reply.meta.clone().unwrap_or_default();
-        let get = |key: &str| meta.get(key).and_then(serde_json::Value::as_u64);
+        let get = |key: &str| meta.get_as::<u64>(key);
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let count = spec.count as u64;
         let (want_chunks, want_chunk_bytes, want_reads, want_writes, want_done) =
@@ -456,8 +456,8 @@ mod tests {
 
     fn reply(done: u64, bad: u64) -> PromptResponse {
         let mut meta = Meta::new();
-        meta.insert("done".into(), done.into());
-        meta.insert("bad".into(), bad.into());
+        meta.insert("done", done);
+        meta.insert("bad", bad);
         PromptResponse::new(StopReason::EndTurn).meta(meta)
     }
 
