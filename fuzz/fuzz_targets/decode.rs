@@ -8,11 +8,12 @@
 #![no_main]
 
 use acp::codec::{Frame, LineReader};
+use acp::schema::AgentSide;
 use acp::schema::{
     Error, ExtRequest, ExtResponse, InitializeRequest, InitializeResponse, PromptRequest,
     PromptResponse, ProtocolVersion, StopReason,
 };
-use acp::{Agent, AgentSideConnection, ConnectionOptions, Transport};
+use acp::{Agent, AgentSideConnection, ConnectionOptions, RequestContext, Transport};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -22,13 +23,25 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 struct Trivial;
 
 impl Agent for Trivial {
-    async fn initialize(&self, _: InitializeRequest) -> Result<InitializeResponse, Error> {
+    async fn initialize(
+        &self,
+        _: InitializeRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<InitializeResponse, Error> {
         Ok(InitializeResponse::new(ProtocolVersion::LATEST))
     }
-    async fn prompt(&self, _: PromptRequest) -> Result<PromptResponse, Error> {
+    async fn prompt(
+        &self,
+        _: PromptRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<PromptResponse, Error> {
         Ok(PromptResponse::new(StopReason::EndTurn))
     }
-    async fn ext_method(&self, req: ExtRequest) -> Result<ExtResponse, Error> {
+    async fn ext_method(
+        &self,
+        req: ExtRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<ExtResponse, Error> {
         Ok(ExtResponse(req.params))
     }
 }

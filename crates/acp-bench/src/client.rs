@@ -9,27 +9,27 @@
 //! `session/new` are outside it; CPU time and peak RSS cover each process's
 //! whole life.
 
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
+use acp::schema::ClientSide;
 use acp::schema::{
     ClientCapabilities, Error, FileSystemCapabilities, InitializeRequest, NewSessionRequest,
     PromptRequest, PromptResponse, ProtocolVersion, ReadTextFileRequest, ReadTextFileResponse,
     SessionNotification, SessionUpdate, WriteTextFileRequest, WriteTextFileResponse,
 };
-use acp::{AgentCommand, Client, ClientSideConnection, Transport};
+use acp::{Client, ClientSideConnection, NotificationContext, RequestContext, Transport};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::spec::{self, SESSION_ID, Spec, Workload};
+use crate::spec::{self, Findings, Spec, Workload};
 use crate::sys;
-use crate::wire::{self, InNotification, InRequest, InResponse, LineIn, OutRequest, OutResponse};
 
 /// Which implementation a run uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -89,8 +89,12 @@ pub fn agent_path() -> io::Result<PathBuf> {
     Ok(dir.join(format!("acp-bench-agent{}", std::env::consts::EXE_SUFFIX)))
 }
 
-/// Runs one workload in `mode` against a freshly started agent.
-pub fn run(mode: Mode, spec: Spec) -> Result<RunResult, String> {
+/// Runs one workload in `mode` against a freshly started agent, on CPU
+/// `cpu` if given (the agent inherits it).
+pub fn run(mode: Mode, spec: Spec, cpu: Option<usize>) -> Result<RunResult, String> {
+    if let Some(cpu) = cpu {
+        sys::pin_to_cpu(cpu).map_err(|e| format!("cannot pin to CPU {cpu}: {e}"))?;
+    }
     let agent = agent_path().map_err(|e| e.to_string())?;
     match mode {
         Mode::Floor => run_floor(&agent, spec).map_err(|e| format!("floor run failed: {e}")),
@@ -132,15 +136,32 @@ impl Tally {
         }
     }
 
-    /// Checks the counts on both sides; a run that fails this prints no numbers.
-    fn check(
-        &self,
-        spec: &Spec,
-        reply: &PromptResponse,
-    ) -> Result<(Option<u64>, Option<u64>), String> {
-        let meta = reply.meta.clone().unwrap_or_default();
-        let get = |key: &str| meta.get_as::<u64>(key);
+    /// What the handlers counted.
+    fn counts(&self) -> Counts {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Counts {
+            chunks: load(&self.chunks),
+            chunk_bytes: load(&self.chunk_bytes),
+            reads: load(&self.reads),
+            writes: load(&self.writes),
+            bad: load(&self.bad),
+        }
+    }
+}
+
+/// What the client side saw, in either implementation.
+struct Counts {
+    chunks: u64,
+    chunk_bytes: u64,
+    reads: u64,
+    writes: u64,
+    bad: u64,
+}
+
+impl Counts {
+    /// Checks the counts on both sides against the spec; a run that fails
+    /// this prints no numbers. Returns the agent's W2 percentiles.
+    fn check(&self, spec: &Spec, agent: &Findings) -> Result<(Option<u64>, Option<u64>), String> {
         let count = spec.count as u64;
         let (want_chunks, want_chunk_bytes, want_reads, want_writes, want_done) =
             match spec.workload {
@@ -149,11 +170,11 @@ impl Tally {
                 Workload::Large => (1, spec.update_bytes as u64, 0, 1, 2),
             };
         let seen = (
-            load(&self.chunks),
-            load(&self.chunk_bytes),
-            load(&self.reads),
-            load(&self.writes),
-            get("done").unwrap_or(0),
+            self.chunks,
+            self.chunk_bytes,
+            self.reads,
+            self.writes,
+            agent.done,
         );
         let wanted = (
             want_chunks,
@@ -162,21 +183,14 @@ impl Tally {
             want_writes,
             want_done,
         );
-        let bad = load(&self.bad) + get("bad").unwrap_or(1);
+        let bad = self.bad + agent.bad;
         if seen != wanted || bad != 0 {
             return Err(format!(
                 "counts do not match: (chunks, chunk bytes, reads, writes, agent done) = {seen:?}, wanted {wanted:?}; {bad} bad"
             ));
         }
-        Ok((get("p50_ns"), get("p99_ns")))
+        Ok((agent.p50_ns, agent.p99_ns))
     }
-}
-
-fn parse_agent_rss(line: &str) -> Option<u64> {
-    line.strip_prefix(sys::AGENT_RSS_PREFIX)?
-        .trim()
-        .parse()
-        .ok()
 }
 
 fn finish(
@@ -210,12 +224,20 @@ struct BenchClient {
 }
 
 impl Client for BenchClient {
-    async fn session_notification(&self, notification: SessionNotification) -> Result<(), Error> {
+    async fn session_notification(
+        &self,
+        notification: SessionNotification,
+        _cx: NotificationContext<ClientSide>,
+    ) -> Result<(), Error> {
         self.tally.chunk(&notification.update);
         Ok(())
     }
 
-    async fn read_text_file(&self, _: ReadTextFileRequest) -> Result<ReadTextFileResponse, Error> {
+    async fn read_text_file(
+        &self,
+        _: ReadTextFileRequest,
+        _cx: RequestContext<ClientSide>,
+    ) -> Result<ReadTextFileResponse, Error> {
         self.tally.reads.fetch_add(1, Ordering::Relaxed);
         Ok(ReadTextFileResponse::new(self.file.clone()))
     }
@@ -223,6 +245,7 @@ impl Client for BenchClient {
     async fn write_text_file(
         &self,
         request: WriteTextFileRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<WriteTextFileResponse, Error> {
         self.tally.write(&request.content, &self.spec);
         Ok(WriteTextFileResponse::new())
@@ -232,15 +255,32 @@ impl Client for BenchClient {
 async fn run_acp(agent: &Path, spec: Spec) -> Result<RunResult, String> {
     let agent_rss = Arc::new(Mutex::new(None));
     let rss_slot = agent_rss.clone();
-    let (transport, mut process) = AgentCommand::new(agent)
-        .on_stderr(move |line| match parse_agent_rss(line) {
-            Some(kib) => *rss_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(kib),
-            None => eprintln!("[agent] {line}"),
-        })
+    // Spawned by hand rather than with `AgentCommand::connect`, to count the
+    // bytes that cross the pipes.
+    let mut process = tokio::process::Command::new(agent)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| e.to_string())?;
+    let (Some(writer), Some(reader), Some(stderr)) = (
+        process.stdin.take(),
+        process.stdout.take(),
+        process.stderr.take(),
+    ) else {
+        return Err("the agent's pipes were not set up".into());
+    };
+    let stderr = tokio::spawn(async move {
+        use tokio::io::AsyncBufReadExt;
+        let mut lines = tokio::io::BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            match sys::parse_agent_rss(&line) {
+                Some(kib) => *rss_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(kib),
+                None => eprintln!("[agent] {line}"),
+            }
+        }
+    });
     let bytes = Arc::new(AtomicU64::new(0));
-    let (reader, writer) = transport.into_parts();
     let transport = Transport::new(
         Counted {
             inner: reader,
@@ -285,9 +325,24 @@ async fn run_acp(agent: &Path, spec: Spec) -> Result<RunResult, String> {
     conn.close();
     let _ = io.await;
     process.wait().await.map_err(|e| e.to_string())?;
-    let (p50, p99) = tally.check(&spec, &reply)?;
+    let _ = stderr.await;
+    let findings = agent_findings(&reply);
+    let (p50, p99) = tally.counts().check(&spec, &findings)?;
     let agent_rss = *agent_rss.lock().unwrap_or_else(|p| p.into_inner());
     finish(wall, &spec, wire_bytes, agent_rss, p50, p99)
+}
+
+/// What the ACP agent reported in its prompt response's `_meta`.
+fn agent_findings(reply: &PromptResponse) -> Findings {
+    reply
+        .meta
+        .as_ref()
+        .and_then(|meta| serde_json::to_value(meta).ok())
+        .and_then(|meta| serde_json::from_value(meta).ok())
+        .unwrap_or(Findings {
+            bad: 1,
+            ..Findings::default()
+        })
 }
 
 /// Counts the bytes that go through a reader or writer.
@@ -335,101 +390,24 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Counted<T> {
 // ---------------------------------------------------------------------------
 // The floor.
 
-fn run_floor(agent: &Path, spec: Spec) -> io::Result<RunResult> {
-    let mut child = Command::new(agent)
-        .arg("--floor")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let stderr = child.stderr.take().expect("piped stderr");
-    let stderr_reader = std::thread::spawn(move || {
-        let mut rss = None;
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            match parse_agent_rss(&line) {
-                Some(kib) => rss = Some(kib),
-                None => eprintln!("[agent] {line}"),
-            }
-        }
-        rss
-    });
-    let mut out = BufWriter::with_capacity(crate::BUFFER, child.stdin.take().expect("stdin"));
-    let mut input = LineIn::new(BufReader::with_capacity(
-        crate::BUFFER,
-        child.stdout.take().expect("stdout"),
-    ));
-    let tally = Tally::default();
-    let file = read_file(&spec);
-    let mut written = 0u64;
-
-    let started = Instant::now();
-    let prompt = PromptRequest::new(SESSION_ID, vec![spec.to_prompt().into()]);
-    written += wire::write_line(
-        &mut out,
-        &OutRequest {
-            jsonrpc: "2.0",
-            id: 0,
-            method: "session/prompt",
-            params: &prompt,
-        },
-    )? as u64;
-    out.flush()?;
-    match spec.workload {
-        Workload::Stream => {
-            for _ in 0..spec.count {
-                let msg: InNotification<SessionNotification> = input.next()?;
-                wire::expect(&msg.jsonrpc, &msg.method, "session/update")?;
-                tally.chunk(&msg.params.update);
-            }
-        }
-        Workload::Rpc | Workload::Concurrent => {
-            for _ in 0..spec.count {
-                // Flush before a read could block, so answers go out in
-                // batches when requests come in batches.
-                if !input.has_buffered() {
-                    out.flush()?;
-                }
-                let id = {
-                    let msg: InRequest<ReadTextFileRequest> = input.next()?;
-                    wire::expect(&msg.jsonrpc, &msg.method, "fs/read_text_file")?;
-                    msg.id
-                };
-                tally.reads.fetch_add(1, Ordering::Relaxed);
-                let result = ReadTextFileResponse::new(file.clone());
-                written += respond(&mut out, id, &result)?;
-            }
-            out.flush()?;
-        }
-        Workload::Large => {
-            let id = {
-                let msg: InRequest<WriteTextFileRequest> = input.next()?;
-                wire::expect(&msg.jsonrpc, &msg.method, "fs/write_text_file")?;
-                tally.write(&msg.params.content, &spec);
-                msg.id
-            };
-            written += respond(&mut out, id, &WriteTextFileResponse::new())?;
-            out.flush()?;
-            let msg: InNotification<SessionNotification> = input.next()?;
-            wire::expect(&msg.jsonrpc, &msg.method, "session/update")?;
-            tally.chunk(&msg.params.update);
-        }
-    }
-    let reply: PromptResponse = {
-        let msg: InResponse<PromptResponse> = input.next()?;
-        if msg.jsonrpc != "2.0" || msg.id != 0 {
-            return Err(io::Error::other("unexpected prompt response"));
-        }
-        msg.result
+fn run_floor(agent: &Path, spec: Spec) -> Result<RunResult, String> {
+    let seen = crate::floor::client(agent, spec).map_err(|e| e.to_string())?;
+    let counts = Counts {
+        chunks: seen.chunks.0,
+        chunk_bytes: seen.chunks.1,
+        reads: seen.reads,
+        writes: seen.writes.0,
+        bad: seen.writes.1,
     };
-    let wall = started.elapsed();
-    let wire_bytes = written + input.bytes;
-
-    drop(out); // End of input: the agent exits.
-    child.wait()?;
-    let agent_rss = stderr_reader.join().unwrap_or(None);
-    let (p50, p99) = tally.check(&spec, &reply).map_err(io::Error::other)?;
-    finish(wall, &spec, wire_bytes, agent_rss, p50, p99).map_err(io::Error::other)
+    let (p50, p99) = counts.check(&spec, &seen.findings)?;
+    finish(
+        seen.wall,
+        &spec,
+        seen.wire_bytes,
+        seen.agent_rss_kib,
+        p50,
+        p99,
+    )
 }
 
 /// The content of the file W2 and W3 read; empty for the other workloads.
@@ -440,19 +418,25 @@ fn read_file(spec: &Spec) -> String {
     }
 }
 
-fn respond<T: Serialize>(out: &mut impl Write, id: i64, result: &T) -> io::Result<u64> {
-    let msg = OutResponse {
-        jsonrpc: "2.0",
-        id,
-        result,
-    };
-    wire::write_line(out, &msg).map(|n| n as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use acp::schema::{Meta, StopReason};
+
+    impl Tally {
+        fn check(
+            &self,
+            spec: &Spec,
+            reply: &PromptResponse,
+        ) -> Result<(Option<u64>, Option<u64>), String> {
+            self.counts().check(spec, &agent_findings(reply))
+        }
+    }
+
+    fn reply_text(meta: &str) -> PromptResponse {
+        let meta: Meta = serde_json::from_str(meta).unwrap();
+        PromptResponse::new(StopReason::EndTurn).meta(meta)
+    }
 
     fn reply(done: u64, bad: u64) -> PromptResponse {
         let mut meta = Meta::new();
@@ -483,6 +467,10 @@ mod tests {
         );
         let no_meta = PromptResponse::new(StopReason::EndTurn);
         assert!(tally.check(&spec, &no_meta).is_err());
+        assert!(
+            tally.check(&spec, &reply_text(r#"{"done":2}"#)).is_err(),
+            "no bad count"
+        );
 
         let spec = Spec::parse("W4 count=1 bytes=5 update=3").unwrap();
         let tally = Tally::default();

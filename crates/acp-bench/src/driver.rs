@@ -9,12 +9,14 @@ use crate::spec::{Spec, Workload};
 use crate::sys::median;
 
 const USAGE: &str = "\
-usage: acp-bench [--runs N] [--only W1,W2,...] [--quick]
+usage: acp-bench [--runs N] [--only W1,W2,...] [--quick] [--cpu N|any]
 
   --runs N     runs per workload and implementation (default 5, and 25 for
                W3, whose runs last milliseconds; 1 with --quick)
   --only LIST  workloads to run: W1 stream, W2 rpc, W3 concurrent, W4 large
   --quick      a tenth of the sizes, for a smoke test
+  --cpu N      the CPU every run (client and agent) is pinned to (default 0);
+               `any` lets the scheduler choose
 
 Prints a Markdown table on standard output; progress goes to standard error.";
 
@@ -25,6 +27,8 @@ struct Options {
     runs: Option<usize>,
     workloads: Vec<Workload>,
     quick: bool,
+    /// The CPU runs are pinned to; `None`: not pinned.
+    cpu: Option<usize>,
 }
 
 impl Options {
@@ -53,7 +57,7 @@ impl Options {
 /// What the command line asks for.
 enum Invocation {
     Bench(Options),
-    Client(Mode, Spec),
+    Client(Mode, Spec, Option<usize>),
     Help,
 }
 
@@ -63,6 +67,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
     let mut quick = false;
     let mut client_mode = None;
     let mut client_spec = None;
+    let mut cpu = Some(0);
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |name: &str| {
@@ -87,6 +92,12 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
                 workloads.dedup();
             }
             "--quick" => quick = true,
+            "--cpu" => {
+                cpu = match value("--cpu")?.as_str() {
+                    "any" => None,
+                    n => Some(n.parse().map_err(|e| format!("--cpu: {e}"))?),
+                }
+            }
             "--client" => {
                 let mode = value("--client")?;
                 client_mode = Some(Mode::parse(&mode).ok_or(format!("unknown mode {mode:?}"))?);
@@ -97,7 +108,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
         }
     }
     match (client_mode, client_spec) {
-        (Some(mode), Some(spec)) => return Ok(Invocation::Client(mode, spec)),
+        (Some(mode), Some(spec)) => return Ok(Invocation::Client(mode, spec, cpu)),
         (None, None) => {}
         _ => return Err("--client and --spec go together".into()),
     }
@@ -108,6 +119,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
         runs,
         workloads,
         quick,
+        cpu,
     }))
 }
 
@@ -119,7 +131,7 @@ pub fn main() -> ExitCode {
             println!("{USAGE}");
             ExitCode::SUCCESS
         }
-        Ok(Invocation::Client(mode, spec)) => match client::run(mode, spec) {
+        Ok(Invocation::Client(mode, spec, cpu)) => match client::run(mode, spec, cpu) {
             Ok(result) => {
                 println!(
                     "{}",
@@ -199,10 +211,12 @@ fn load_average() -> String {
         .unwrap_or_else(|_| "?".into())
 }
 
-fn run_once(mode: Mode, spec: &Spec) -> Result<RunResult, String> {
+fn run_once(mode: Mode, spec: &Spec, cpu: Option<usize>) -> Result<RunResult, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let cpu = cpu.map_or("any".to_owned(), |n| n.to_string());
     let output = Command::new(exe)
         .args(["--client", mode.as_str(), "--spec", &spec.to_prompt()])
+        .args(["--cpu", &cpu])
         .stdin(Stdio::null())
         .stderr(Stdio::inherit())
         .output()
@@ -236,7 +250,7 @@ fn bench(options: &Options) -> Result<(), String> {
         for run in 1..=runs {
             // Interleaved, so slow drift in machine load hits both alike.
             for mode in [Mode::Floor, Mode::Acp] {
-                let result = run_once(mode, &spec)?;
+                let result = run_once(mode, &spec, options.cpu)?;
                 eprintln!(
                     "acp-bench: {workload} {:5} run {run}/{}: {:9.1} ms",
                     mode.as_str(),
@@ -249,6 +263,7 @@ fn bench(options: &Options) -> Result<(), String> {
     }
     let header = Header {
         cpus,
+        pinned: options.cpu,
         runs: options.runs_per_row(),
         quick: options.quick,
         load_before,
@@ -262,6 +277,7 @@ fn bench(options: &Options) -> Result<(), String> {
 /// Facts about the session, printed above the table.
 struct Header {
     cpus: usize,
+    pinned: Option<usize>,
     runs: String,
     quick: bool,
     load_before: String,
@@ -341,7 +357,7 @@ fn targets(workload: Workload, floor: &Row, acp: &Row, spec: &Spec) -> Vec<Targe
     };
     match workload {
         Workload::Stream => vec![
-            time(2.0),
+            time(1.5),
             Target {
                 what: "W1 agent peak RSS < 20 MB (19.1 MiB)".into(),
                 measured: acp.agent_rss_mib,
@@ -350,24 +366,24 @@ fn targets(workload: Workload, floor: &Row, acp: &Row, spec: &Spec) -> Vec<Targe
             },
         ],
         Workload::Rpc => vec![Target {
-            what: "W2 p50 round trip ≤ 2× floor p50".into(),
+            what: "W2 p50 round trip ≤ 1.5× floor p50".into(),
             measured: acp.p50_us.unwrap_or(f64::NAN) / floor.p50_us.unwrap_or(f64::NAN),
-            limit: 2.0,
+            limit: 1.5,
             unit: "×",
         }],
-        Workload::Concurrent => vec![time(3.0)],
+        Workload::Concurrent => vec![time(2.0)],
         Workload::Large => {
-            let limit = 4.0 * spec.bytes as f64 / 1024.0 / 1024.0;
+            let limit = 3.0 * spec.bytes as f64 / 1024.0 / 1024.0;
             vec![
-                time(1.5),
+                time(1.25),
                 Target {
-                    what: format!("W4 client peak RSS < 4× message ({limit:.0} MiB)"),
+                    what: format!("W4 client peak RSS < 3× message ({limit:.0} MiB)"),
                     measured: acp.client_rss_mib,
                     limit,
                     unit: " MiB",
                 },
                 Target {
-                    what: format!("W4 agent peak RSS < 4× message ({limit:.0} MiB)"),
+                    what: format!("W4 agent peak RSS < 3× message ({limit:.0} MiB)"),
                     measured: acp.agent_rss_mib,
                     limit,
                     unit: " MiB",
@@ -380,13 +396,13 @@ fn targets(workload: Workload, floor: &Row, acp: &Row, spec: &Spec) -> Vec<Targe
 /// The short target shown next to the ratio in the main table.
 fn target_cell(workload: Workload, floor: &Row, acp: &Row) -> String {
     let (limit, measured) = match workload {
-        Workload::Stream => (2.0, acp.wall_ms / floor.wall_ms),
+        Workload::Stream => (1.5, acp.wall_ms / floor.wall_ms),
         Workload::Rpc => (
-            2.0,
+            1.5,
             acp.p50_us.unwrap_or(f64::NAN) / floor.p50_us.unwrap_or(f64::NAN),
         ),
-        Workload::Concurrent => (3.0, acp.wall_ms / floor.wall_ms),
-        Workload::Large => (1.5, acp.wall_ms / floor.wall_ms),
+        Workload::Concurrent => (2.0, acp.wall_ms / floor.wall_ms),
+        Workload::Large => (1.25, acp.wall_ms / floor.wall_ms),
     };
     let what = if workload == Workload::Rpc {
         "p50 "
@@ -401,10 +417,15 @@ fn render(header: &Header, results: &BTreeMap<(Workload, Mode), Vec<RunResult>>)
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "acp-bench: {} run(s) per row{}, medians; {} CPUs; load average {} before, {} after; {:.1} s in all.\n",
+        "acp-bench: {} run(s) per row{}, medians; {} CPUs, {}; load average {} before, {} after; {:.1} s in all.\n",
         header.runs,
         if header.quick { " (--quick sizes)" } else { "" },
         header.cpus,
+        header
+            .pinned
+            .map_or("runs not pinned".to_owned(), |n| format!(
+                "each run (client and agent) pinned to CPU {n}"
+            )),
         header.load_before,
         header.load_after,
         header.seconds
@@ -507,9 +528,15 @@ mod tests {
             Options {
                 runs: Some(3),
                 workloads: vec![Workload::Stream, Workload::Concurrent],
-                quick: false
+                quick: false,
+                cpu: Some(0),
             }
         );
+        let Ok(Invocation::Bench(o)) = parse_args(&args("--cpu any")) else {
+            panic!("expected bench options")
+        };
+        assert_eq!(o.cpu, None);
+        assert!(parse_args(&args("--cpu x")).is_err());
         let Ok(Invocation::Bench(o)) = parse_args(&args("--quick")) else {
             panic!("expected bench options")
         };
@@ -525,7 +552,7 @@ mod tests {
         assert!(parse_args(&args("--client acp")).is_err());
         assert!(matches!(
             parse_args(&args("--client floor --spec W2")),
-            Ok(Invocation::Client(Mode::Floor, _))
+            Ok(Invocation::Client(Mode::Floor, _, Some(0)))
         ));
     }
 }

@@ -21,16 +21,17 @@
 //! - **W3 concurrent**: 10,000 `fs/read_text_file` requests in flight at once.
 //! - **W4 large**: one 50 MiB `fs/write_text_file`, one 10 MiB `session/update`.
 //!
-//! The **floor** for each workload moves the same JSON lines (same shapes,
-//! serialised from the same `acp::schema` types with serde_json into a
-//! 64 KiB `BufWriter`) between the same two binaries over the same pipes, and
-//! parses each line in one pass with serde_json into the same typed structs
-//! (not `serde_json::Value`, which would be slower and a softer floor). It
-//! has no RPC machinery: no tasks, channels, id table or async I/O; it knows
-//! the sequence of messages in advance. Request/response pairs are a line
-//! written, flushed, and a line read; for W3 a second agent thread writes all
-//! requests while the main thread reads all responses (with one thread, both
-//! 64 KiB pipes would fill up and deadlock).
+//! The **floor** ([`floor`]) for each workload moves the same JSON lines
+//! between the same two binaries over the same pipes, with code that shares
+//! nothing with `acp` or `acp-schema`: its own small message structs,
+//! serialised with serde_json in the runtime's field order, and each line
+//! parsed in one pass into minimal borrowed structs (method, id and the few
+//! fields it needs). It has no RPC machinery and knows the sequence of
+//! messages in advance. So the ratios show everything the runtime adds,
+//! typed decoding of whole messages included.
+//!
+//! Every run (client and agent) is pinned to one CPU, CPU 0 unless `--cpu`
+//! says otherwise, so the ratios compare like with like.
 //!
 //! Environment knobs for experiments (inherited by the client and agent
 //! processes; the defaults are what an agent or client gets out of the box):
@@ -44,9 +45,9 @@
 pub mod agent;
 pub mod client;
 pub mod driver;
+pub mod floor;
 pub mod spec;
 pub mod sys;
-pub mod wire;
 
 /// Buffer size of the floor's readers and writers, the same as the runtime's.
 pub const BUFFER: usize = 64 * 1024;

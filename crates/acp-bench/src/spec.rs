@@ -158,6 +158,21 @@ impl Spec {
     }
 }
 
+/// What an agent found, returned in its prompt response's `_meta`.
+#[derive(Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Findings {
+    /// Messages sent or round trips completed.
+    pub done: u64,
+    /// Responses that did not check out.
+    pub bad: u64,
+    /// W2: median round trip, in nanoseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_ns: Option<u64>,
+    /// W2: 99th percentile round trip, in nanoseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ns: Option<u64>,
+}
+
 /// The session id both agents hand out.
 pub const SESSION_ID: &str = "bench-1";
 

@@ -40,6 +40,12 @@ pub fn peak_rss_kib() -> u64 {
 /// The line the agent writes to standard error just before it exits.
 pub const AGENT_RSS_PREFIX: &str = "acp-bench-agent: peak_rss_kib=";
 
+/// The agent's peak RSS from one of its standard error lines, if it is the
+/// [`AGENT_RSS_PREFIX`] line.
+pub fn parse_agent_rss(line: &str) -> Option<u64> {
+    line.strip_prefix(AGENT_RSS_PREFIX)?.trim().parse().ok()
+}
+
 /// The `q`-quantile (0 ≤ q ≤ 1, nearest rank) of `samples`, sorting them.
 pub fn quantile(samples: &mut [u64], q: f64) -> Option<u64> {
     if samples.is_empty() {
@@ -63,6 +69,13 @@ pub fn median(values: &[f64]) -> f64 {
     } else {
         (v[mid - 1] + v[mid]) / 2.0
     }
+}
+
+/// Pins this process (and the children it starts after this) to one CPU.
+pub fn pin_to_cpu(cpu: usize) -> nix::Result<()> {
+    let mut set = nix::sched::CpuSet::new();
+    set.set(cpu)?;
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
 }
 
 #[cfg(test)]

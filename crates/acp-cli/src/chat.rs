@@ -69,11 +69,7 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
     );
     let mut interrupts = watch_interrupts()?;
     let label = agent.label.clone();
-    let (transport, process) = spawn_agent(
-        agent,
-        &setup.cwd,
-        args.session.verbose.then(|| client.clone()),
-    )?;
+    let process = spawn_agent(agent, &setup.cwd, &client, args.session.verbose)?;
     let mut session = Session::new(client.clone(), process);
     let capabilities = ClientCapabilities::new()
         .fs(FileSystemCapabilities::new()
@@ -89,14 +85,7 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
             SessionConfigOptionsCapabilities::new().boolean(BooleanConfigOptionCapabilities::new()),
         ));
     let result = match session
-        .open(
-            transport,
-            &mut interrupts,
-            &args.session,
-            &setup,
-            capabilities,
-            true,
-        )
+        .open(&mut interrupts, &args.session, &setup, capabilities, true)
         .await
     {
         Ok(opened) => {

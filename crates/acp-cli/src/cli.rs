@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// acp: a terminal client for the Agent Client Protocol.
 #[derive(Debug, Parser)]
-#[command(name = "acp", version, about)]
+#[command(name = "acp", version, about, propagate_version = true)]
 pub struct Cli {
     /// The agent: a name from the config file, or a command line such as
     /// "npx -y @zed-industries/claude-code-acp". Default: the config's
@@ -32,6 +32,21 @@ pub enum Command {
     Chat(ChatArgs),
     /// List the agents of the config file, or import Zed's.
     Agents(AgentsArgs),
+    /// Print a completion script for a shell (for example
+    /// `acp completions bash > ~/.local/share/bash-completion/completions/acp`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page of acp (roff, for `man -l -`), or write a page
+    /// per command into a directory.
+    Man {
+        /// Write acp.1 and a page per subcommand (acp-exec.1, …) into DIR
+        /// instead (for example ~/.local/share/man/man1).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// Arguments of `acp agents`.

@@ -14,8 +14,8 @@ use crate::permission::{
 use crate::render::Renderer;
 use crate::terminal::Terminals;
 use crate::tty::Tty;
-use acp::Client;
 use acp::schema::*;
+use acp::{Client, NotificationContext, RequestContext};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -547,6 +547,7 @@ impl Client for CliClient {
     async fn request_permission(
         &self,
         args: RequestPermissionRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<RequestPermissionResponse, Error> {
         let (kind, title) = self.tool_of(&args.tool_call);
         let decision = if *self.shared.cancelled.borrow() {
@@ -576,6 +577,7 @@ impl Client for CliClient {
     async fn read_text_file(
         &self,
         args: ReadTextFileRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<ReadTextFileResponse, Error> {
         let path = self.shared.settings.confinement.check(&args.path)?;
         let (line, limit) = (args.line, args.limit);
@@ -588,6 +590,7 @@ impl Client for CliClient {
     async fn write_text_file(
         &self,
         args: WriteTextFileRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<WriteTextFileResponse, Error> {
         let path = self.shared.settings.confinement.check(&args.path)?;
         let content = args.content;
@@ -600,6 +603,7 @@ impl Client for CliClient {
     async fn create_terminal(
         &self,
         args: CreateTerminalRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<CreateTerminalResponse, Error> {
         let id = self
             .shared
@@ -611,6 +615,7 @@ impl Client for CliClient {
     async fn terminal_output(
         &self,
         args: TerminalOutputRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<TerminalOutputResponse, Error> {
         self.shared.terminals.output(&args.terminal_id)
     }
@@ -618,6 +623,7 @@ impl Client for CliClient {
     async fn wait_for_terminal_exit(
         &self,
         args: WaitForTerminalExitRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<WaitForTerminalExitResponse, Error> {
         Ok(self
             .shared
@@ -630,6 +636,7 @@ impl Client for CliClient {
     async fn kill_terminal(
         &self,
         args: KillTerminalRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<KillTerminalResponse, Error> {
         self.shared.terminals.kill(&args.terminal_id)?;
         Ok(KillTerminalResponse::new())
@@ -638,6 +645,7 @@ impl Client for CliClient {
     async fn release_terminal(
         &self,
         args: ReleaseTerminalRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<ReleaseTerminalResponse, Error> {
         if self.shared.settings.interactive {
             self.show_terminal(&args.terminal_id);
@@ -649,6 +657,7 @@ impl Client for CliClient {
     async fn create_elicitation(
         &self,
         args: CreateElicitationRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<CreateElicitationResponse, Error> {
         if self.shared.settings.interactive {
             match args.mode {
@@ -673,6 +682,7 @@ impl Client for CliClient {
     async fn complete_elicitation(
         &self,
         args: CompleteElicitationNotification,
+        _cx: NotificationContext<ClientSide>,
     ) -> Result<(), Error> {
         if *self.shared.overlong.borrow() {
             return Ok(());
@@ -692,7 +702,11 @@ impl Client for CliClient {
         Ok(())
     }
 
-    async fn session_notification(&self, args: SessionNotification) -> Result<(), Error> {
+    async fn session_notification(
+        &self,
+        args: SessionNotification,
+        _cx: NotificationContext<ClientSide>,
+    ) -> Result<(), Error> {
         if *self.shared.overlong.borrow() {
             return Ok(());
         }

@@ -39,15 +39,9 @@ pub async fn run(agent: ChosenAgent, args: ExecArgs) -> Result<u8, Failure> {
     let setup = Setup::new(&args.session, default_policy)?;
     let client = CliClient::new(setup.settings(false), Renderer::stdio(args.format));
     let mut interrupts = watch_interrupts()?;
-    let (transport, process) = spawn_agent(
-        agent,
-        &setup.cwd,
-        args.session.verbose.then(|| client.clone()),
-    )?;
+    let process = spawn_agent(agent, &setup.cwd, &client, args.session.verbose)?;
     let mut session = Session::new(client.clone(), process);
-    let result = session
-        .drive(transport, &mut interrupts, &args, &setup, prompt)
-        .await;
+    let result = session.drive(&mut interrupts, &args, &setup, prompt).await;
     session.close().await;
     result
 }
@@ -119,24 +113,38 @@ pub(crate) fn watch_interrupts() -> Result<Signal, Failure> {
         .map_err(|e| Failure::agent(format!("cannot watch for Ctrl-C: {e}")))
 }
 
-/// Starts the agent process in `cwd`. With `show_stderr`, the agent's
-/// stderr lines are shown as notes of that client's renderer (in chat, above
-/// the prompt while a line is being typed).
+/// Starts the agent process in `cwd` and connects `client` to it. With
+/// `show_stderr`, the agent's stderr lines are shown as notes of the client's
+/// renderer (in chat, above the prompt while a line is being typed).
 pub(crate) fn spawn_agent(
     agent: ChosenAgent,
     cwd: &std::path::Path,
-    show_stderr: Option<CliClient>,
-) -> Result<(acp::Transport, AgentProcess), Failure> {
+    client: &CliClient,
+    show_stderr: bool,
+) -> Result<AgentProcess, Failure> {
     let ChosenAgent { mut command, label } = agent;
     command = command.current_dir(cwd);
-    if let Some(client) = show_stderr {
+    if show_stderr {
+        let client = client.clone();
         command = command.on_stderr(move |line| {
             client.with_renderer(|r| r.note(&format!("agent: {line}")));
         });
     } else {
         command = command.on_stderr(|_| {});
     }
-    command.spawn().map_err(|e| {
+    let watcher = client.clone();
+    let options = ConnectionOptions::default().on_dropped(move |dropped| match dropped {
+        Dropped::TooLong { .. } => watcher.mark_overlong(),
+        Dropped::BadNotification { method, reason } if method == "session/update" => watcher
+            .with_renderer(|r| {
+                r.note(&format!(
+                    "[warning] the agent sent a malformed session/update, which was left out: {reason}"
+                ))
+            }),
+        _ => {}
+    });
+    let client = client.clone();
+    command.connect(options, move |_| client).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Failure::new(
                 exit::AGENT_NOT_FOUND,
@@ -152,11 +160,10 @@ pub(crate) fn spawn_agent(
     })
 }
 
-/// A running agent process and its connection.
+/// A running agent process, connected.
 pub(crate) struct Session {
     pub client: CliClient,
     pub process: AgentProcess,
-    pub conn: Option<ClientSideConnection>,
 }
 
 /// The connection's size limit of one message, in bytes.
@@ -201,13 +208,9 @@ pub(crate) struct Opened {
 }
 
 impl Session {
-    /// A session with the agent `process`, not connected yet.
+    /// A session with the agent `process`, not initialized yet.
     pub fn new(client: CliClient, process: AgentProcess) -> Self {
-        Session {
-            client,
-            process,
-            conn: None,
-        }
+        Session { client, process }
     }
 
     /// Initializes the connection, authenticates if asked, and opens the
@@ -215,28 +218,13 @@ impl Session {
     /// loaded session replays.
     pub async fn open(
         &mut self,
-        transport: acp::Transport,
         interrupts: &mut Signal,
         args: &SessionArgs,
         setup: &Setup,
         capabilities: ClientCapabilities,
         show_replay: bool,
     ) -> Result<Opened, Failure> {
-        let client = self.client.clone();
-        let watcher = self.client.clone();
-        let options = ConnectionOptions::default().on_dropped(move |dropped| match dropped {
-            Dropped::TooLong { .. } => watcher.mark_overlong(),
-            Dropped::BadNotification { method, reason } if method == "session/update" => watcher
-                .with_renderer(|r| {
-                    r.note(&format!(
-                        "[warning] the agent sent a malformed session/update, which was left out: {reason}"
-                    ))
-                }),
-            _ => {}
-        });
-        let (conn, io) = ClientSideConnection::new(transport, options, move |_| client);
-        tokio::spawn(io);
-        self.conn = Some(conn.clone());
+        let conn = self.process.connection().clone();
 
         let init = InitializeRequest::new(ProtocolVersion::LATEST)
             .client_capabilities(capabilities)
@@ -363,7 +351,6 @@ impl Session {
 
     async fn drive(
         &mut self,
-        transport: acp::Transport,
         interrupts: &mut Signal,
         args: &ExecArgs,
         setup: &Setup,
@@ -375,14 +362,7 @@ impl Session {
                 .write_text_file(true))
             .terminal(true);
         let opened = self
-            .open(
-                transport,
-                interrupts,
-                &args.session,
-                setup,
-                capabilities,
-                false,
-            )
+            .open(interrupts, &args.session, setup, capabilities, false)
             .await?;
         let Opened {
             conn,
@@ -529,9 +509,7 @@ impl Session {
 
     pub async fn close(&mut self) {
         self.client.shutdown();
-        if let Some(conn) = &self.conn {
-            conn.close();
-        }
+        self.process.close();
         // Closing the connection closes the agent's stdin; give it a moment to
         // save its state and exit on its own before it is signalled.
         let exited = tokio::time::timeout(EXIT_GRACE, self.process.wait()).await;

@@ -1,7 +1,7 @@
 //! `acp`, a terminal client for the Agent Client Protocol.
 //!
 //! The binary's logic lives here so it can be tested: [`cli`] parses the
-//! arguments, [`config`] picks the agent (and [`zed`] imports Zed's), [`exec`] runs one headless prompt
+//! arguments (and [`docs`] turns them into shell completions and manual pages), [`config`] picks the agent (and [`zed`] imports Zed's), [`exec`] runs one headless prompt
 //! turn, [`chat`] the interactive mode, and [`client::CliClient`] is the client side of the protocol
 //! (permissions, file system, terminals, elicitations: [`elicit`]), rendering through
 //! [`render::Renderer`] (in chat, to [`output`], which keeps it off the prompt). Exit codes
@@ -12,6 +12,7 @@ pub mod chat;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod docs;
 pub mod elicit;
 pub mod exec;
 pub mod exit;
@@ -32,6 +33,12 @@ use exit::Failure;
 
 /// Runs the program with parsed arguments and returns the exit code.
 pub async fn run(cli: Cli) -> Result<u8, Failure> {
+    // Generated from the argument definitions alone: no config is read.
+    match &cli.command {
+        Command::Completions { shell } => return docs::completions(*shell),
+        Command::Man { dir } => return docs::man(dir.as_deref()),
+        _ => {}
+    }
     let (path, explicit) = match &cli.config {
         Some(path) => (Some(path.clone()), true),
         None => (config::default_config_path(), false),
@@ -62,6 +69,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
             let agent = config::choose_agent(&config, cli.agent.as_deref())?;
             chat::run(agent, args).await
         }
+        Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
     }
 }
 

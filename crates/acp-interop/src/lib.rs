@@ -1,22 +1,33 @@
-//! Support for the interoperability tests in `tests/`, which run our ACP
-//! pieces against implementations others wrote: the official TypeScript SDK
-//! (`interop/js`) and the Python SDK (`interop/python`).
+//! Support for the interoperability tests, which run our ACP pieces against
+//! implementations others wrote: the official TypeScript SDK (`interop/js`)
+//! and the Python SDK (`interop/python`).
 //!
-//! This crate has no code of its own beyond what those tests share:
+//! The tests live next to what they drive, so that cargo builds it for them
+//! and hands them its path (`CARGO_BIN_EXE_…`); nothing here runs cargo:
 //!
-//! - [`binaries`]: our `acp` and `acp-test-agent` executables and the
-//!   `echo_agent` example, found in the target directory the tests were built
-//!   in, and built with `cargo build` when missing or older than their sources;
+//! - `crates/acp-cli/tests/interop_exec.rs`: our `acp exec` against the
+//!   peers' agents; `crates/acp-cli/tests/interop_clients.rs`: the peers'
+//!   clients against our `acp-test-agent`;
+//! - `tests/echo_agent.rs` here: the peers' clients against the `echo_agent`
+//!   example of crate `acp` (built by this crate as its binary
+//!   `echo_agent`, from the example's source file);
+//! - `tests/runtime.rs` here: our runtime's client connection against the
+//!   peers' agents.
+//!
+//! What they share:
+//!
 //! - [`Peer`]: the TypeScript SDK or the Python SDK, and its programs
 //!   ([`Peer::programs`]), with their dependencies installed on first use
 //!   (`npm ci`, a virtual environment with `pip install -r
-//!   requirements.txt`) when not installed yet;
+//!   requirements.txt`) when not installed yet. [`Peer::available`] skips a
+//!   test, with one line on standard error, when the peer's runtime (`node`,
+//!   `python3`) is missing, unless `ACP_INTEROP=require` makes that a failure;
 //! - [`Sandbox`]: a temporary directory with a session directory and a log
 //!   file, and commands run in it with a time limit ([`run`]).
 //!
-//! Installs and builds are guarded by a file lock, so test processes running
-//! in parallel do not race. A failed install fails the tests with the tool's
-//! output: these tests are never skipped.
+//! Installs are guarded by a file lock, so test processes running in
+//! parallel do not race. A failed install fails the tests with the tool's
+//! output.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -24,8 +35,8 @@ use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use nix::fcntl::{Flock, FlockArg};
 use nix::sys::signal::{Signal, killpg};
@@ -44,46 +55,16 @@ pub fn repo_root() -> PathBuf {
     std::fs::canonicalize(&root).unwrap_or(root)
 }
 
-/// Where cargo put this test executable: `<target>/[<triple>/]<profile>/deps/`.
-struct Layout {
-    target_dir: PathBuf,
-    triple: Option<String>,
-    profile_dir: PathBuf,
-    /// The cargo profile (`dev` for the `debug` directory).
-    profile: String,
-}
-
-fn layout() -> Result<Layout, String> {
+/// The target directory this test executable was built in (the lock file
+/// of the installs lives there): `<target>/[<triple>/]<profile>/deps/…`,
+/// whose root cargo marks with `CACHEDIR.TAG`.
+fn target_dir() -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
-    let deps = exe
-        .parent()
-        .filter(|d| d.file_name() == Some(OsStr::new("deps")))
-        .ok_or_else(|| format!("{} is not in a cargo deps directory", exe.display()))?;
-    let profile_dir = deps.parent().ok_or("no profile directory")?.to_path_buf();
-    let profile = match profile_dir.file_name().and_then(OsStr::to_str) {
-        Some("debug") => "dev".to_owned(),
-        Some(name) => name.to_owned(),
-        None => return Err("no profile directory name".into()),
-    };
-    let parent = profile_dir.parent().ok_or("no target directory")?;
-    // Cargo marks the root of a target directory with CACHEDIR.TAG; with
-    // `--target TRIPLE` the profile directory sits one level further down.
-    let (target_dir, triple) = if parent.join("CACHEDIR.TAG").exists() {
-        (parent.to_path_buf(), None)
-    } else {
-        let triple = parent
-            .file_name()
-            .and_then(OsStr::to_str)
-            .map(str::to_owned);
-        let root = parent.parent().ok_or("no target directory")?.to_path_buf();
-        (root, triple)
-    };
-    Ok(Layout {
-        target_dir,
-        triple,
-        profile_dir,
-        profile,
-    })
+    exe.ancestors()
+        .skip(1)
+        .find(|dir| dir.join("CACHEDIR.TAG").exists())
+        .map(Path::to_path_buf)
+        .ok_or_else(|| format!("{} is not in a cargo target directory", exe.display()))
 }
 
 /// Holds an exclusive lock on `<target>/acp-interop.lock` while alive.
@@ -102,141 +83,6 @@ fn install_lock(target_dir: &Path) -> Result<InstallLock, String> {
     let lock = Flock::lock(file, FlockArg::LockExclusive)
         .map_err(|(_, e)| format!("cannot lock {}: {e}", path.display()))?;
     Ok(InstallLock { _lock: lock })
-}
-
-/// Our executables under test.
-#[derive(Debug)]
-pub struct Binaries {
-    /// The `acp` client (crate acp-cli).
-    pub acp: PathBuf,
-    /// The `acp-test-agent` fixture (crate acp-cli).
-    pub test_agent: PathBuf,
-    /// The `echo_agent` example (crate acp).
-    pub echo_agent: PathBuf,
-}
-
-impl Binaries {
-    fn all(&self) -> [&Path; 3] {
-        [&self.acp, &self.test_agent, &self.echo_agent]
-    }
-}
-
-/// Our executables, built first if missing or older than their sources.
-///
-/// `cargo test --workspace` builds them itself (binaries of acp-cli for its
-/// integration tests, examples of acp); run alone (`cargo test -p
-/// acp-interop`), this runs `cargo build -p acp-cli --bins -p acp --examples`
-/// with the same target directory and profile.
-pub fn binaries() -> &'static Binaries {
-    static BINARIES: OnceLock<Result<Binaries, String>> = OnceLock::new();
-    match BINARIES.get_or_init(find_or_build_binaries) {
-        Ok(b) => b,
-        Err(e) => panic!("our binaries are not available: {e}"),
-    }
-}
-
-fn find_or_build_binaries() -> Result<Binaries, String> {
-    let layout = layout()?;
-    let bins = Binaries {
-        acp: layout.profile_dir.join("acp"),
-        test_agent: layout.profile_dir.join("acp-test-agent"),
-        echo_agent: layout.profile_dir.join("examples").join("echo_agent"),
-    };
-    let _lock = install_lock(&layout.target_dir)?;
-    if let Some(reason) = needs_build(&bins) {
-        eprintln!("acp-interop: building our binaries ({reason})");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
-        let mut command = Command::new(cargo);
-        command
-            .current_dir(repo_root())
-            .args([
-                "build",
-                "-p",
-                "acp-cli",
-                "--bins",
-                "-p",
-                "acp",
-                "--examples",
-            ])
-            .arg("--profile")
-            .arg(&layout.profile)
-            .arg("--target-dir")
-            .arg(&layout.target_dir);
-        if let Some(triple) = &layout.triple {
-            command.arg("--target").arg(triple);
-        }
-        let out = command
-            .output()
-            .map_err(|e| format!("cannot run cargo: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "`cargo build -p acp-cli --bins -p acp --examples` failed ({}):\n{}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        // Cargo knows best whether they are up to date (a newer file may not
-        // be part of any build): from here on only their presence counts.
-        if let Some(missing) = bins.all().into_iter().find(|p| !p.exists()) {
-            return Err(format!(
-                "{} is still missing after cargo build",
-                missing.display()
-            ));
-        }
-    }
-    Ok(bins)
-}
-
-/// Why the binaries must be (re)built, if they must: one is missing, or
-/// older than a source file it is built from.
-fn needs_build(bins: &Binaries) -> Option<String> {
-    const RUNTIME: &[&str] = &[
-        "Cargo.toml",
-        "crates/acp/Cargo.toml",
-        "crates/acp/src",
-        "crates/acp-schema/Cargo.toml",
-        "crates/acp-schema/src",
-    ];
-    const CLI: &[&str] = &["crates/acp-cli/Cargo.toml", "crates/acp-cli/src"];
-    const EXAMPLES: &[&str] = &["crates/acp/examples"];
-    let root = repo_root();
-    let newest = |groups: &[&[&str]]| {
-        groups
-            .iter()
-            .flat_map(|g| g.iter())
-            .map(|source| newest_mtime(&root.join(source)))
-            .max()
-            .unwrap_or(SystemTime::UNIX_EPOCH)
-    };
-    for (path, sources) in [
-        (&bins.acp, newest(&[RUNTIME, CLI])),
-        (&bins.test_agent, newest(&[RUNTIME, CLI])),
-        (&bins.echo_agent, newest(&[RUNTIME, EXAMPLES])),
-    ] {
-        match std::fs::metadata(path).and_then(|m| m.modified()) {
-            Err(_) => return Some(format!("{} is missing", path.display())),
-            Ok(built) if built < sources => {
-                return Some(format!("{} is older than its sources", path.display()));
-            }
-            Ok(_) => {}
-        }
-    }
-    None
-}
-
-fn newest_mtime(path: &Path) -> SystemTime {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return SystemTime::UNIX_EPOCH;
-    };
-    let mut newest = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-    if meta.is_dir()
-        && let Ok(entries) = std::fs::read_dir(path)
-    {
-        for entry in entries.flatten() {
-            newest = newest.max(newest_mtime(&entry.path()));
-        }
-    }
-    newest
 }
 
 /// A temporary directory for one test: `work/` is the session directory
@@ -306,9 +152,10 @@ impl Sandbox {
         command
     }
 
-    /// `acp exec --agent AGENT ARGS…` (our client against another agent).
-    pub fn acp_exec(&self, agent: &str, args: &[&str]) -> Command {
-        let mut command = self.command(&binaries().acp);
+    /// `ACP exec --agent AGENT ARGS…`: our client, the `acp` executable at
+    /// `acp`, against another agent.
+    pub fn acp_exec(&self, acp: impl AsRef<OsStr>, agent: &str, args: &[&str]) -> Command {
+        let mut command = self.command(acp);
         command.args(["exec", "--agent", agent]).args(args);
         command
     }
@@ -461,6 +308,29 @@ pub fn assert_code(out: &Output, code: i32) {
     );
 }
 
+/// Fails on any complaint a peer's client printed about a message it
+/// received (the Python SDK logs a handler's pydantic validation error with
+/// its traceback).
+#[track_caller]
+pub fn assert_sdk_accepted_everything(peer: Peer, out: &Output) {
+    let complaints: &[&str] = match peer {
+        Peer::Js => &[
+            "Invalid message",
+            "Error handling notification",
+            "Got response to unknown request",
+        ],
+        Peer::Python => &["Traceback", "ValidationError", "Unhandled error"],
+    };
+    for complaint in complaints {
+        assert!(
+            !out.stderr.contains(complaint),
+            "the {} complained:\n{}",
+            peer.name(),
+            out.stderr
+        );
+    }
+}
+
 /// The JSON a peer's agent logged after `prefix ` (its first such line).
 #[track_caller]
 pub fn logged(log: &str, prefix: &str) -> serde_json::Value {
@@ -533,6 +403,7 @@ impl acp::Client for Recorder {
     async fn session_notification(
         &self,
         n: acp::schema::SessionNotification,
+        _cx: acp::NotificationContext<acp::ClientSide>,
     ) -> Result<(), acp::schema::Error> {
         self.updates.lock().expect("updates").push(n);
         Ok(())
@@ -541,6 +412,7 @@ impl acp::Client for Recorder {
     async fn request_permission(
         &self,
         request: acp::schema::RequestPermissionRequest,
+        _cx: acp::RequestContext<acp::ClientSide>,
     ) -> Result<acp::schema::RequestPermissionResponse, acp::schema::Error> {
         use acp::schema::{PermissionOptionKind, RequestPermissionResponse};
         let allow = request.options.iter().find(|o| {
@@ -583,7 +455,6 @@ pub fn connect(peer: Peer, sb: &Sandbox, env: &[(&str, &str)]) -> Connected {
     for (k, v) in env {
         command = command.env(k, v);
     }
-    let (transport, process) = command.spawn().expect("start the agent");
     let incoming = Arc::new(Mutex::new(Vec::new()));
     let lines = incoming.clone();
     let options = acp::ConnectionOptions::default().tap(move |event| {
@@ -596,8 +467,10 @@ pub fn connect(peer: Peer, sb: &Sandbox, env: &[(&str, &str)]) -> Connected {
     });
     let recorder = Recorder::default();
     let client = recorder.clone();
-    let (conn, io) = acp::ClientSideConnection::new(transport, options, move |_| client);
-    tokio::spawn(io);
+    let process = command
+        .connect(options, move |_| client)
+        .expect("start the agent");
+    let conn = process.connection().clone();
     Connected {
         conn,
         recorder,

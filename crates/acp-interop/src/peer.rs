@@ -2,11 +2,12 @@
 //! against ([`Peer`]), and its programs under `interop/` ([`Programs`]),
 //! installed on first use.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Once, OnceLock};
 
-use crate::{install_lock, layout, repo_root};
+use crate::{install_lock, repo_root, target_dir};
 
 /// An implementation of ACP others wrote, on which we wrote an agent and a
 /// client (`interop/js`, `interop/python`). A scenario that runs against
@@ -35,8 +36,9 @@ impl Peer {
     /// virtual environment `interop/python/.venv` made and
     /// `requirements.txt` installed in it when a pinned package is missing.
     ///
-    /// Panics (failing the test, never skipping it) when the peer cannot be
-    /// installed, with the tool's output.
+    /// Panics (failing the test) when the peer cannot be installed, with the
+    /// tool's output. A test calls [`Peer::available`] first, which skips
+    /// it when the peer's runtime is missing.
     pub fn programs(self) -> &'static Programs {
         static JS: OnceLock<Result<Programs, String>> = OnceLock::new();
         static PYTHON: OnceLock<Result<Programs, String>> = OnceLock::new();
@@ -49,6 +51,114 @@ impl Peer {
             Err(e) => panic!("the {} peer is not available: {e}", self.name()),
         }
     }
+
+    /// Whether a test against this peer can run here. When the peer's
+    /// runtime is missing (`node` or `npm` for the TypeScript SDK, `python3`
+    /// for the Python SDK), this prints one line saying so on standard error
+    /// (once per test process, past the test harness's capture) and returns
+    /// `false`, so the test returns early; with `ACP_INTEROP=require` (CI
+    /// sets it) a missing runtime fails the test instead. A test against a
+    /// peer starts with `if !peer.available() { return; }`.
+    pub fn available(self) -> bool {
+        static JS: OnceLock<Option<String>> = OnceLock::new();
+        static PYTHON: OnceLock<Option<String>> = OnceLock::new();
+        let missing = match self {
+            Peer::Js => JS.get_or_init(|| js_runtime_missing(&repo_root().join("interop/js"))),
+            Peer::Python => PYTHON.get_or_init(python_runtime_missing),
+        };
+        let Some(missing) = missing else {
+            return true;
+        };
+        match mode() {
+            Mode::Require => panic!(
+                "the {} interop tests cannot run: {missing}, and {MODE_VAR}=require makes that a failure",
+                self.name()
+            ),
+            Mode::SkipMissing => {
+                static SAID_JS: Once = Once::new();
+                static SAID_PYTHON: Once = Once::new();
+                let said = match self {
+                    Peer::Js => &SAID_JS,
+                    Peer::Python => &SAID_PYTHON,
+                };
+                said.call_once(|| {
+                    // Straight to the stream: the harness captures eprintln!.
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "acp-interop: SKIPPED the {} interop tests: {missing} (set {MODE_VAR}=require to make this a failure)",
+                        self.name()
+                    );
+                });
+                false
+            }
+        }
+    }
+}
+
+/// The environment variable that makes a missing peer runtime a failure.
+pub const MODE_VAR: &str = "ACP_INTEROP";
+
+/// What to do when a peer's runtime is missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Skip the peer's tests, saying so (`ACP_INTEROP` unset or empty).
+    SkipMissing,
+    /// Fail them (`ACP_INTEROP=require`).
+    Require,
+}
+
+fn mode() -> Mode {
+    match std::env::var(MODE_VAR).as_deref() {
+        Err(_) | Ok("") => Mode::SkipMissing,
+        Ok("require") => Mode::Require,
+        Ok(other) => panic!("{MODE_VAR}={other:?}: the only value it takes is `require`"),
+    }
+}
+
+/// Whether `program --version` runs; `Err` says why not.
+fn runs(program: &str) -> Result<String, String> {
+    match Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+    {
+        Ok(out) if out.status.success() => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
+        Ok(out) => Err(format!("`{program} --version` failed ({})", out.status)),
+        Err(e) => Err(format!("`{program}` was not found on PATH ({e})")),
+    }
+}
+
+/// What is missing to run the TypeScript SDK peer: `node`, and `npm` when
+/// the pinned packages still have to be installed.
+fn js_runtime_missing(dir: &Path) -> Option<String> {
+    if let Err(e) = runs("node") {
+        return Some(e);
+    }
+    let installed = js_missing(dir).is_ok_and(|missing| missing.is_empty());
+    if installed {
+        return None;
+    }
+    runs("npm")
+        .err()
+        .map(|e| format!("{e}, and interop/js/node_modules is not installed"))
+}
+
+/// What is missing to run the Python SDK peer: `python3`, 3.10 or newer.
+fn python_runtime_missing() -> Option<String> {
+    let version = match runs("python3") {
+        Ok(v) => v,
+        Err(e) => return Some(e),
+    };
+    // "Python 3.11.7"
+    let number = version.trim().trim_start_matches("Python ").to_owned();
+    let mut parts = number.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    if (major, minor) < (3, 10) {
+        return Some(format!(
+            "python3 is {number}, and the Python SDK needs 3.10 or newer"
+        ));
+    }
+    None
 }
 
 /// A peer's installed programs: an interpreter and the directory of our
@@ -136,8 +246,7 @@ fn install_js() -> Result<Programs, String> {
     if !out.status.success() {
         return Err("`node --version` failed".into());
     }
-    let layout = layout()?;
-    let _lock = install_lock(&layout.target_dir)?;
+    let _lock = install_lock(&target_dir()?)?;
     let missing = js_missing(&dir)?;
     if !missing.is_empty() {
         eprintln!(
@@ -211,8 +320,7 @@ fn python_missing(dir: &Path) -> Result<Vec<String>, String> {
 fn install_python() -> Result<Programs, String> {
     let dir = repo_root().join("interop/python");
     let venv_python = dir.join(".venv/bin/python");
-    let layout = layout()?;
-    let _lock = install_lock(&layout.target_dir)?;
+    let _lock = install_lock(&target_dir()?)?;
     let missing = python_missing(&dir)?;
     if !missing.is_empty() || !venv_python.exists() {
         eprintln!(

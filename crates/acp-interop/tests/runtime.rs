@@ -41,11 +41,17 @@ async fn applies_the_capability_defaults_to_a_minimal_initialize_answer(peer: Pe
 
 #[tokio::test]
 async fn runtime_applies_the_capability_defaults_to_a_minimal_js_initialize_answer() {
+    if !Js.available() {
+        return;
+    }
     applies_the_capability_defaults_to_a_minimal_initialize_answer(Js).await;
 }
 
 #[tokio::test]
 async fn runtime_applies_the_capability_defaults_to_a_minimal_python_initialize_answer() {
+    if !Python.available() {
+        return;
+    }
     applies_the_capability_defaults_to_a_minimal_initialize_answer(Python).await;
 }
 
@@ -112,16 +118,25 @@ async fn cancels_the_agents_turn(peer: Peer) {
 
 #[tokio::test]
 async fn runtime_cancels_the_js_agents_turn() {
+    if !Js.available() {
+        return;
+    }
     cancels_the_agents_turn(Js).await;
 }
 
 #[tokio::test]
 async fn runtime_cancels_the_python_agents_turn() {
+    if !Python.available() {
+        return;
+    }
     cancels_the_agents_turn(Python).await;
 }
 
 #[tokio::test]
 async fn runtime_sends_cancel_request_when_a_prompt_to_the_js_agent_is_dropped() {
+    if !Js.available() {
+        return;
+    }
     let sb = Sandbox::new();
     let SlowTurn { c, turn, .. } = start_slow_turn(Js, &sb).await;
     // Dropping the future sends `$/cancel_request`; the SDK aborts the
@@ -145,6 +160,9 @@ async fn runtime_sends_cancel_request_when_a_prompt_to_the_js_agent_is_dropped()
 
 #[tokio::test]
 async fn runtime_decodes_the_python_agents_answers_and_updates() {
+    if !Python.available() {
+        return;
+    }
     let sb = Sandbox::new();
     let c = connect(Python, &sb, &[]);
     let init = c
@@ -252,6 +270,9 @@ fn client_capabilities() -> ClientCapabilities {
 
 #[tokio::test]
 async fn runtime_decodes_the_js_agents_initialize_and_session_new() {
+    if !Js.available() {
+        return;
+    }
     let sb = Sandbox::new();
     let c = connect(Js, &sb, &[]);
     let init = c
@@ -340,6 +361,9 @@ async fn runtime_decodes_the_js_agents_initialize_and_session_new() {
 
 #[tokio::test]
 async fn runtime_decodes_every_update_kind_the_js_agent_sends() {
+    if !Js.available() {
+        return;
+    }
     let sb = Sandbox::new();
     let c = connect(Js, &sb, &[]);
     c.conn
@@ -577,4 +601,92 @@ async fn runtime_decodes_every_update_kind_the_js_agent_sends() {
         other => panic!("compaction_update decoded as {other:?}"),
     }
     c.close().await;
+}
+
+// ---------------------------------------------------------------------------
+// A missing peer runtime: skipped with one line, or a failure when required.
+
+/// Runs one test of this executable again, alone, with a `PATH` on which
+/// neither `node`, `npm` nor `python3` can be found, and `ACP_INTEROP` set to
+/// `mode` (or unset).
+fn rerun_without_runtimes(test: &str, mode: Option<&str>) -> std::process::Output {
+    let empty = tempfile::tempdir().expect("tempdir");
+    let mut command = std::process::Command::new(std::env::current_exe().expect("this test"));
+    command
+        .args(["--exact", test, "--test-threads", "1"])
+        .env("PATH", empty.path())
+        .env_remove("ACP_INTEROP")
+        .stdin(std::process::Stdio::null());
+    if let Some(mode) = mode {
+        command.env("ACP_INTEROP", mode);
+    }
+    command.output().expect("run this test executable")
+}
+
+fn a_missing_runtime_is_skipped_unless_required(peer: Peer, test: &str, runtime: &str) {
+    let skipped = rerun_without_runtimes(test, None);
+    let stdout = String::from_utf8_lossy(&skipped.stdout);
+    let stderr = String::from_utf8_lossy(&skipped.stderr);
+    assert!(skipped.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed"),
+        "the test ran (and returned): {stdout}"
+    );
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line: {stderr}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "acp-interop: SKIPPED the {} interop tests: `{runtime}` was not found on PATH",
+            peer.name()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        lines[0].ends_with("(set ACP_INTEROP=require to make this a failure)"),
+        "{stderr}"
+    );
+
+    let required = rerun_without_runtimes(test, Some("require"));
+    let stdout = String::from_utf8_lossy(&required.stdout);
+    let stderr = String::from_utf8_lossy(&required.stderr);
+    assert!(!required.status.success(), "must fail: {stdout}\n{stderr}");
+    assert!(stdout.contains("1 failed"), "{stdout}");
+    let message = format!(
+        "the {} interop tests cannot run: `{runtime}` was not found on PATH",
+        peer.name()
+    );
+    assert!(
+        stdout.contains(&message) || stderr.contains(&message),
+        "{stdout}\n{stderr}"
+    );
+    assert!(!stderr.contains("SKIPPED"), "{stderr}");
+
+    let typo = rerun_without_runtimes(test, Some("required"));
+    let out = String::from_utf8_lossy(&typo.stdout);
+    assert!(
+        !typo.status.success(),
+        "a value other than `require` is refused"
+    );
+    assert!(
+        out.contains("the only value it takes is `require`"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_missing_node_skips_the_js_tests_unless_required() {
+    a_missing_runtime_is_skipped_unless_required(
+        Js,
+        "runtime_applies_the_capability_defaults_to_a_minimal_js_initialize_answer",
+        "node",
+    );
+}
+
+#[test]
+fn a_missing_python_skips_the_python_tests_unless_required() {
+    a_missing_runtime_is_skipped_unless_required(
+        Python,
+        "runtime_applies_the_capability_defaults_to_a_minimal_python_initialize_answer",
+        "python3",
+    );
 }

@@ -25,6 +25,14 @@ impl ExtRequest {
             params: serde_json::value::to_raw_value(params)?,
         })
     }
+
+    /// An extension request with params that are already JSON.
+    pub fn from_raw(method: impl Into<Arc<str>>, params: Box<RawValue>) -> Self {
+        ExtRequest {
+            method: method.into(),
+            params,
+        }
+    }
 }
 
 impl PartialEq for ExtRequest {
@@ -57,6 +65,14 @@ impl ExtNotification {
             method: method.into(),
             params: serde_json::value::to_raw_value(params)?,
         })
+    }
+
+    /// An extension notification with params that are already JSON.
+    pub fn from_raw(method: impl Into<Arc<str>>, params: Box<RawValue>) -> Self {
+        ExtNotification {
+            method: method.into(),
+            params,
+        }
     }
 }
 

@@ -53,6 +53,53 @@ pub enum MethodKind {
     Notification,
 }
 
+/// A side of a connection, as a type: who handles a method ([`Request::HandledBy`],
+/// [`Notification::HandledBy`]), so that a runtime can accept a request only on
+/// the connection that sends it toward that side.
+///
+/// Implemented by [`AgentSide`], [`ClientSide`] and [`EitherSide`]; sealed.
+pub trait ConnectionSide: sealed::Sealed + Send + Sync + 'static {
+    /// The side, as a value.
+    const SIDE: Side;
+    /// The side at the other end of the connection.
+    type Peer: ConnectionSide;
+}
+
+/// The agent's side: handles what the client sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AgentSide {}
+
+/// The client's side: handles what the agent sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClientSide {}
+
+/// Either side: a protocol-level method both may send and handle
+/// (`$/cancel_request`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EitherSide {}
+
+impl ConnectionSide for AgentSide {
+    const SIDE: Side = Side::Agent;
+    type Peer = ClientSide;
+}
+
+impl ConnectionSide for ClientSide {
+    const SIDE: Side = Side::Client;
+    type Peer = AgentSide;
+}
+
+impl ConnectionSide for EitherSide {
+    const SIDE: Side = Side::Protocol;
+    type Peer = EitherSide;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::AgentSide {}
+    impl Sealed for super::ClientSide {}
+    impl Sealed for super::EitherSide {}
+}
+
 /// One line of a method table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MethodInfo {
@@ -74,16 +121,20 @@ pub trait Request: Serialize + DeserializeOwned + fmt::Debug + Send + Sync + 'st
     type Response: Serialize + DeserializeOwned + fmt::Debug + Send + Sync + 'static;
     /// The wire name of the method.
     const METHOD: &'static str;
+    /// The side that handles it, as a type.
+    type HandledBy: ConnectionSide;
     /// The side that handles it.
-    const HANDLED_BY: Side;
+    const HANDLED_BY: Side = <Self::HandledBy as ConnectionSide>::SIDE;
 }
 
 /// A notification: its params type implements this.
 pub trait Notification: Serialize + DeserializeOwned + fmt::Debug + Send + Sync + 'static {
     /// The wire name of the method.
     const METHOD: &'static str;
+    /// The side that handles it, as a type.
+    type HandledBy: ConnectionSide;
     /// The side that handles it.
-    const HANDLED_BY: Side;
+    const HANDLED_BY: Side = <Self::HandledBy as ConnectionSide>::SIDE;
 }
 
 /// Why `(method, params)` could not be decoded into a routing enum.
@@ -135,8 +186,30 @@ pub fn params_text(params: Option<&RawValue>) -> &str {
     }
 }
 
-fn decode_params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, ParamsError> {
-    crate::decode(params_text(params)).map_err(ParamsError::Invalid)
+/// Decodes a method's `params`: absent or `null` read as `{}`, and anything
+/// but an object is refused (ACP's params are always objects; serde would
+/// otherwise read an array into a struct by position).
+pub fn decode_params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, ParamsError> {
+    let text = params_text(params);
+    let found = match text.trim_start().as_bytes().first() {
+        Some(b'{') => None,
+        Some(b'[') => Some("an array"),
+        Some(b'"') => Some("a string"),
+        Some(b't' | b'f') => Some("a boolean"),
+        _ => Some("a number"),
+    };
+    if let Some(found) = found {
+        return Err(ParamsError::Invalid(DecodeError {
+            path: String::new(),
+            message: format!("params must be a JSON object, not {found}"),
+        }));
+    }
+    crate::decode(text).map_err(ParamsError::Invalid)
+}
+
+/// Decodes a successful `result`: absent or `null` read as `{}`.
+fn decode_result<T: DeserializeOwned>(result: Option<&RawValue>) -> Result<T, ParamsError> {
+    crate::decode(params_text(result)).map_err(ParamsError::Invalid)
 }
 
 fn raw_or_empty(params: Option<&RawValue>) -> Box<RawValue> {
@@ -146,32 +219,34 @@ fn raw_or_empty(params: Option<&RawValue>) -> Box<RawValue> {
     }
 }
 
+/// Expands one side's method table (see [`agent_methods!`](crate::agent_methods)):
+/// the `Request`/`Notification` impls, the `MethodInfo` table and the routing enums.
 macro_rules! methods {
     (
         $(#[$tdoc:meta])*
-        table $table:ident handled_by $side:ident;
+        table $table:ident handled_by $role:ident $side:ident;
         $(#[$rdoc:meta])*
         requests $req:ident;
         $(#[$sdoc:meta])*
         responses $resp:ident {
-            $( $(#[$vdoc:meta])* $variant:ident = $method:literal : $params:ident => $response:ident, )*
+            $( $(#[$vdoc:meta])* $variant:ident $fname:ident = $method:literal : $params:ident => $response:ident, )*
         }
         $(#[$ndoc:meta])*
         notifications $notif:ident {
-            $( $(#[$nvdoc:meta])* $nvariant:ident = $nmethod:literal : $nparams:ident, )*
+            $( $(#[$nvdoc:meta])* $nvariant:ident $nfname:ident = $nmethod:literal : $nparams:ident, )*
         }
     ) => {
         $(
             impl Request for $params {
                 type Response = $response;
                 const METHOD: &'static str = $method;
-                const HANDLED_BY: Side = Side::$side;
+                type HandledBy = $role;
             }
         )*
         $(
             impl Notification for $nparams {
                 const METHOD: &'static str = $nmethod;
-                const HANDLED_BY: Side = Side::$side;
+                type HandledBy = $role;
             }
         )*
 
@@ -239,7 +314,7 @@ macro_rules! methods {
             /// Decodes a successful `result` of the request `method`.
             pub fn decode(method: &str, result: Option<&RawValue>) -> Result<Self, ParamsError> {
                 match method {
-                    $( $method => decode_params(result).map($resp::$variant), )*
+                    $( $method => decode_result(result).map($resp::$variant), )*
                     m if m.starts_with('_') => Ok($resp::Ext(ExtResponse(
                         result.map(|r| r.to_owned()).unwrap_or_else(|| {
                             RawValue::from_string("null".to_string()).expect("`null` is valid JSON")
@@ -283,83 +358,143 @@ macro_rules! methods {
     };
 }
 
-methods! {
-    /// Methods the agent handles: requests and notifications sent by the client.
-    table AGENT_METHODS handled_by Agent;
-    /// Every request a client sends (the agent handles it).
-    requests ClientRequest;
-    /// Every successful response an agent sends.
-    responses AgentResponse {
-        /// `initialize`: negotiate the protocol version and capabilities.
-        Initialize = "initialize": InitializeRequest => InitializeResponse,
-        /// `authenticate`: authenticate with one of the advertised methods.
-        Authenticate = "authenticate": AuthenticateRequest => AuthenticateResponse,
-        /// `logout`: end the authenticated state.
-        Logout = "logout": LogoutRequest => LogoutResponse,
-        /// `session/new`: create a session.
-        NewSession = "session/new": NewSessionRequest => NewSessionResponse,
-        /// `session/load`: load a session, replaying its history.
-        LoadSession = "session/load": LoadSessionRequest => LoadSessionResponse,
-        /// `session/list`: list known sessions.
-        ListSessions = "session/list": ListSessionsRequest => ListSessionsResponse,
-        /// `session/delete`: delete a session.
-        DeleteSession = "session/delete": DeleteSessionRequest => DeleteSessionResponse,
-        /// `session/resume`: resume a session without replaying history.
-        ResumeSession = "session/resume": ResumeSessionRequest => ResumeSessionResponse,
-        /// `session/close`: close a session and free its resources.
-        CloseSession = "session/close": CloseSessionRequest => CloseSessionResponse,
-        /// `session/set_mode`: switch the session mode.
-        SetSessionMode = "session/set_mode": SetSessionModeRequest => SetSessionModeResponse,
-        /// `session/set_config_option`: set a session config option.
-        SetSessionConfigOption = "session/set_config_option": SetSessionConfigOptionRequest => SetSessionConfigOptionResponse,
-        /// `session/prompt`: run one prompt turn.
-        Prompt = "session/prompt": PromptRequest => PromptResponse,
-    }
-    /// Every notification a client sends (the agent handles it).
-    notifications ClientNotification {
-        /// `session/cancel`: cancel the session's prompt turn.
-        Cancel = "session/cancel": CancelNotification,
-    }
+/// The methods the agent handles, declared once: invokes the macro named by
+/// its argument with the whole table.
+///
+/// Each line is `Variant handler_name = "wire/method": Params => Response`
+/// (requests) or `Variant handler_name = "wire/method": Params`
+/// (notifications), with its documentation. This crate expands it into the
+/// [`Request`]/[`Notification`] impls, [`AGENT_METHODS`] and the routing
+/// enums; the `acp` runtime expands the same table into its `Agent` trait, its
+/// dispatch and the client's typed calls, so that a method is written here
+/// and nowhere else. The types are named without a path: expand it where
+/// `acp_schema`'s types are in scope.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! agent_methods {
+    ($($callback:tt)+) => {
+        $($callback)+ ! {
+            /// Methods the agent handles: requests and notifications sent by the client.
+            table AGENT_METHODS handled_by AgentSide Agent;
+            /// Every request a client sends (the agent handles it).
+            requests ClientRequest;
+            /// Every successful response an agent sends.
+            responses AgentResponse {
+                /// `initialize`: negotiates the protocol version and exchanges
+                /// capabilities and implementation info. The first request of a
+                /// connection.
+                Initialize initialize = "initialize": InitializeRequest => InitializeResponse,
+                /// `authenticate`: authenticates with one of the methods the agent
+                /// listed in its `initialize` response.
+                Authenticate authenticate = "authenticate": AuthenticateRequest => AuthenticateResponse,
+                /// `logout`: ends the authenticated state (when the agent
+                /// advertises `auth.logout`).
+                Logout logout = "logout": LogoutRequest => LogoutResponse,
+                /// `session/new`: creates a session in a working directory, with
+                /// the MCP servers the agent should connect to.
+                NewSession new_session = "session/new": NewSessionRequest => NewSessionResponse,
+                /// `session/load`: loads a saved session (when the agent advertises
+                /// `loadSession`). The agent replays the session's history as
+                /// `session/update` notifications before it answers.
+                LoadSession load_session = "session/load": LoadSessionRequest => LoadSessionResponse,
+                /// `session/list`: lists the agent's sessions, a page at a time
+                /// (when it advertises `sessionCapabilities.list`).
+                ListSessions list_sessions = "session/list": ListSessionsRequest => ListSessionsResponse,
+                /// `session/delete`: deletes a session for good (when the agent
+                /// advertises `sessionCapabilities.delete`).
+                DeleteSession delete_session = "session/delete": DeleteSessionRequest => DeleteSessionResponse,
+                /// `session/resume`: resumes a session without replaying its
+                /// history (when the agent advertises `sessionCapabilities.resume`).
+                ResumeSession resume_session = "session/resume": ResumeSessionRequest => ResumeSessionResponse,
+                /// `session/close`: closes a session and frees its resources (when
+                /// the agent advertises `sessionCapabilities.close`).
+                CloseSession close_session = "session/close": CloseSessionRequest => CloseSessionResponse,
+                /// `session/set_mode`: switches the session to one of the modes
+                /// the agent offered.
+                SetSessionMode set_session_mode = "session/set_mode": SetSessionModeRequest => SetSessionModeResponse,
+                /// `session/set_config_option`: changes one of the session's
+                /// config options; the answer carries all of them.
+                SetSessionConfigOption set_session_config_option = "session/set_config_option": SetSessionConfigOptionRequest => SetSessionConfigOptionResponse,
+                /// `session/prompt`: runs one prompt turn. The agent streams its
+                /// progress as `session/update` notifications and answers with the
+                /// turn's stop reason once it is over; after a `session/cancel` it
+                /// still answers, with `cancelled`.
+                Prompt prompt = "session/prompt": PromptRequest => PromptResponse,
+            }
+            /// Every notification a client sends (the agent handles it).
+            notifications ClientNotification {
+                /// `session/cancel`: cancels the session's prompt turn. The turn
+                /// still ends with a prompt response (stop reason `cancelled`).
+                Cancel cancel = "session/cancel": CancelNotification,
+            }
+        }
+    };
 }
 
-methods! {
-    /// Methods the client handles: requests and notifications sent by the agent.
-    table CLIENT_METHODS handled_by Client;
-    /// Every request an agent sends (the client handles it).
-    requests AgentRequest;
-    /// Every successful response a client sends.
-    responses ClientResponse {
-        /// `session/request_permission`: ask the user to allow a tool call.
-        RequestPermission = "session/request_permission": RequestPermissionRequest => RequestPermissionResponse,
-        /// `fs/read_text_file`: read a text file through the client.
-        ReadTextFile = "fs/read_text_file": ReadTextFileRequest => ReadTextFileResponse,
-        /// `fs/write_text_file`: write a text file through the client.
-        WriteTextFile = "fs/write_text_file": WriteTextFileRequest => WriteTextFileResponse,
-        /// `terminal/create`: start a command in a new terminal.
-        CreateTerminal = "terminal/create": CreateTerminalRequest => CreateTerminalResponse,
-        /// `terminal/output`: read a terminal's output so far.
-        TerminalOutput = "terminal/output": TerminalOutputRequest => TerminalOutputResponse,
-        /// `terminal/wait_for_exit`: wait for a terminal's command to exit.
-        WaitForTerminalExit = "terminal/wait_for_exit": WaitForTerminalExitRequest => WaitForTerminalExitResponse,
-        /// `terminal/kill`: kill a terminal's command, keeping the terminal.
-        KillTerminal = "terminal/kill": KillTerminalRequest => KillTerminalResponse,
-        /// `terminal/release`: kill (if running) and release a terminal.
-        ReleaseTerminal = "terminal/release": ReleaseTerminalRequest => ReleaseTerminalResponse,
-        /// `elicitation/create`: ask the user for structured input.
-        CreateElicitation = "elicitation/create": CreateElicitationRequest => CreateElicitationResponse,
-    }
-    /// Every notification an agent sends (the client handles it).
-    notifications AgentNotification {
-        /// `session/update`: stream progress of a session.
-        SessionUpdate = "session/update": SessionNotification,
-        /// `elicitation/complete`: a URL elicitation finished.
-        CompleteElicitation = "elicitation/complete": CompleteElicitationNotification,
-    }
+/// The methods the client handles, declared once; see
+/// [`agent_methods!`](crate::agent_methods).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! client_methods {
+    ($($callback:tt)+) => {
+        $($callback)+ ! {
+            /// Methods the client handles: requests and notifications sent by the agent.
+            table CLIENT_METHODS handled_by ClientSide Client;
+            /// Every request an agent sends (the client handles it).
+            requests AgentRequest;
+            /// Every successful response a client sends.
+            responses ClientResponse {
+                /// `session/request_permission`: asks the user to allow a tool
+                /// call, offering the agent's options. After a `session/cancel`,
+                /// a client answers the turn's pending ones with the cancelled
+                /// outcome.
+                RequestPermission request_permission = "session/request_permission": RequestPermissionRequest => RequestPermissionResponse,
+                /// `fs/read_text_file`: reads a text file (when the client
+                /// advertises `fs.readTextFile`), from 1-based `line`, at most
+                /// `limit` lines.
+                ReadTextFile read_text_file = "fs/read_text_file": ReadTextFileRequest => ReadTextFileResponse,
+                /// `fs/write_text_file`: writes a text file (when the client
+                /// advertises `fs.writeTextFile`), creating it if needed.
+                WriteTextFile write_text_file = "fs/write_text_file": WriteTextFileRequest => WriteTextFileResponse,
+                /// `terminal/create`: starts a command in a new terminal (when the
+                /// client advertises `terminal`) and answers with its id at once.
+                CreateTerminal create_terminal = "terminal/create": CreateTerminalRequest => CreateTerminalResponse,
+                /// `terminal/output`: the terminal's output so far, and its exit
+                /// status once it has exited.
+                TerminalOutput terminal_output = "terminal/output": TerminalOutputRequest => TerminalOutputResponse,
+                /// `terminal/wait_for_exit`: waits until the terminal's command
+                /// exits and answers with its exit status.
+                WaitForTerminalExit wait_for_terminal_exit = "terminal/wait_for_exit": WaitForTerminalExitRequest => WaitForTerminalExitResponse,
+                /// `terminal/kill`: kills the terminal's command, keeping the
+                /// terminal and its output.
+                KillTerminal kill_terminal = "terminal/kill": KillTerminalRequest => KillTerminalResponse,
+                /// `terminal/release`: kills the command if it still runs and
+                /// releases the terminal; its id is no longer valid.
+                ReleaseTerminal release_terminal = "terminal/release": ReleaseTerminalRequest => ReleaseTerminalResponse,
+                /// `elicitation/create`: asks the user for structured input (a
+                /// form) or to visit a URL (when the client advertises
+                /// `elicitation`).
+                CreateElicitation create_elicitation = "elicitation/create": CreateElicitationRequest => CreateElicitationResponse,
+            }
+            /// Every notification an agent sends (the client handles it).
+            notifications AgentNotification {
+                /// `session/update`: streams a session's progress: message and
+                /// thought chunks, tool calls, plans, mode and config changes.
+                SessionUpdate session_notification = "session/update": SessionNotification,
+                /// `elicitation/complete`: tells the client that a URL elicitation
+                /// it was asked for has finished.
+                CompleteElicitation complete_elicitation = "elicitation/complete": CompleteElicitationNotification,
+            }
+        }
+    };
 }
+
+agent_methods!(methods);
+client_methods!(methods);
 
 impl Notification for CancelRequestNotification {
     const METHOD: &'static str = "$/cancel_request";
-    const HANDLED_BY: Side = Side::Protocol;
+    type HandledBy = EitherSide;
 }
 
 /// Methods either side may send and handle.

@@ -57,8 +57,18 @@ impl<'de> Deserialize<'de> for RequestId {
                     .map(RequestId::Number)
                     .map_err(|_| E::custom("request id is out of the 64-bit integer range"))
             }
-            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<RequestId, E> {
-                Err(E::custom("request id must be an integer, not a fraction"))
+            fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<RequestId, E> {
+                // A JSON parser hands over `-0`, `1e2` or an integer too large
+                // for 64 bits as a float: an integral value is an integer id
+                // if it fits, whatever its notation.
+                const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+                if n.fract() != 0.0 || !n.is_finite() {
+                    Err(E::custom("request id must be an integer, not a fraction"))
+                } else if (-LIMIT..LIMIT).contains(&n) {
+                    Ok(RequestId::Number(n as i64))
+                } else {
+                    Err(E::custom("request id is out of the 64-bit integer range"))
+                }
             }
             fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<RequestId, E> {
                 Ok(RequestId::Str(s.to_string()))

@@ -30,15 +30,14 @@
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use acp::schema::{
-    CancelNotification, ClientCapabilities, Error, Implementation, InitializeRequest,
+    CancelNotification, ClientCapabilities, ClientSide, Error, Implementation, InitializeRequest,
     NewSessionRequest, PermissionOptionKind, PromptRequest, ProtocolVersion, ReadTextFileRequest,
     ReadTextFileResponse, RequestPermissionRequest, RequestPermissionResponse, SessionNotification,
     SessionUpdate, WriteTextFileRequest, WriteTextFileResponse,
 };
-use acp::{AgentCommand, Client, ClientSideConnection, ConnectionOptions};
+use acp::{AgentCommand, Client, ConnectionOptions, NotificationContext, RequestContext};
 
 const USAGE: &str = "usage: client <agent command line> [-- <prompt words>...]";
 
@@ -46,7 +45,11 @@ const USAGE: &str = "usage: client <agent command line> [-- <prompt words>...]";
 struct PrintingClient;
 
 impl Client for PrintingClient {
-    async fn session_notification(&self, notification: SessionNotification) -> Result<(), Error> {
+    async fn session_notification(
+        &self,
+        notification: SessionNotification,
+        _cx: NotificationContext<ClientSide>,
+    ) -> Result<(), Error> {
         // Only the agent's message text is shown; thoughts, tool calls, plans
         // and the rest are ignored by this minimal client.
         if let SessionUpdate::AgentMessageChunk(chunk) = notification.update {
@@ -62,6 +65,7 @@ impl Client for PrintingClient {
     async fn request_permission(
         &self,
         request: RequestPermissionRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<RequestPermissionResponse, Error> {
         let allows = |kind: &PermissionOptionKind| {
             matches!(
@@ -89,6 +93,7 @@ impl Client for PrintingClient {
     async fn read_text_file(
         &self,
         request: ReadTextFileRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<ReadTextFileResponse, Error> {
         Err(refuse_fs("read", &request.path))
     }
@@ -96,6 +101,7 @@ impl Client for PrintingClient {
     async fn write_text_file(
         &self,
         request: WriteTextFileRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<WriteTextFileResponse, Error> {
         Err(refuse_fs("write", &request.path))
     }
@@ -143,14 +149,11 @@ async fn main() -> ExitCode {
 }
 
 async fn run(command: AgentCommand, prompt: String) -> Result<(), Box<dyn std::error::Error>> {
-    // Start the agent; show what it writes to its standard error.
-    let (transport, mut agent) = command
+    // Start the agent and connect to it; show what it writes to its
+    // standard error. `agent` owns the process and is the connection.
+    let mut agent = command
         .on_stderr(|line| eprintln!("[agent] {line}"))
-        .spawn()?;
-    let (conn, io) =
-        ClientSideConnection::new(transport, ConnectionOptions::default(), |_| PrintingClient);
-    // The I/O future reads and writes the pipes; it must run for anything to happen.
-    let io = tokio::spawn(io);
+        .connect(ConnectionOptions::default(), |_| PrintingClient)?;
 
     let init = InitializeRequest::new(ProtocolVersion::V1)
         .client_capabilities(ClientCapabilities::new())
@@ -158,7 +161,7 @@ async fn run(command: AgentCommand, prompt: String) -> Result<(), Box<dyn std::e
             "acp-example-client",
             env!("CARGO_PKG_VERSION"),
         ));
-    let init = conn.initialize(init).await?;
+    let init = agent.initialize(init).await?;
     if init.protocol_version != ProtocolVersion::V1 {
         return Err(format!(
             "the agent speaks protocol version {}, we speak 1",
@@ -171,34 +174,29 @@ async fn run(command: AgentCommand, prompt: String) -> Result<(), Box<dyn std::e
     }
 
     let cwd = std::env::current_dir()?;
-    let session = conn
+    let session = agent
         .new_session(NewSessionRequest::new(cwd.to_string_lossy()))
         .await?
         .session_id;
 
     // Run the turn; on Ctrl-C, ask the agent to cancel it and keep waiting for
     // its answer (which should then be `cancelled`).
-    let turn = conn.prompt(PromptRequest::new(session.clone(), vec![prompt.into()]));
-    tokio::pin!(turn);
-    let reply = tokio::select! {
-        reply = &mut turn => reply?,
-        _ = tokio::signal::ctrl_c() => {
-            conn.cancel(CancelNotification::new(session)).await?;
-            turn.await?
+    let reply = {
+        let turn = agent.prompt(PromptRequest::new(session.clone(), vec![prompt.into()]));
+        tokio::pin!(turn);
+        tokio::select! {
+            reply = &mut turn => reply?,
+            _ = tokio::signal::ctrl_c() => {
+                agent.cancel(CancelNotification::new(session)).await?;
+                turn.await?
+            }
         }
     };
     println!();
     eprintln!("stop reason: {}", reply.stop_reason);
 
-    // Closing the connection closes the agent's standard input, which tells
-    // it to exit; stop it ourselves if it does not.
-    conn.close();
-    let _ = io.await;
-    if tokio::time::timeout(Duration::from_secs(5), agent.wait())
-        .await
-        .is_err()
-    {
-        agent.shutdown().await?;
-    }
+    // Closes the agent's standard input, which tells it to exit, and stops
+    // it if it does not.
+    agent.shutdown().await?;
     Ok(())
 }

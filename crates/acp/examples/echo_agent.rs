@@ -14,33 +14,41 @@
 //! - `session/new`: hands out session ids `echo-1`, `echo-2`, …
 //! - `session/prompt`: streams the prompt's text back as several
 //!   `agent_message_chunk` updates (one per word, with a short pause so the
-//!   streaming is visible), then ends the turn with `end_turn`.
+//!   streaming is visible), then ends the turn with `end_turn`. A prompt for
+//!   a session it did not create is refused with "resource not found".
 //! - `session/cancel`: stops streaming and ends the turn with `cancelled`.
 //!
 //! Standard output belongs to the protocol: log to standard error only.
 
+use std::collections::HashSet;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use acp::schema::{
-    ContentBlock, Error, Implementation, InitializeRequest, InitializeResponse, NewSessionRequest,
-    NewSessionResponse, PromptRequest, PromptResponse, ProtocolVersion, SessionId,
-    SessionNotification, SessionUpdate, StopReason,
+    AgentSide, ContentBlock, Error, Implementation, InitializeRequest, InitializeResponse,
+    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, ProtocolVersion,
+    SessionId, SessionNotification, SessionUpdate, StopReason,
 };
-use acp::{Agent, AgentSideConnection, Transport};
+use acp::{Agent, AgentSideConnection, RequestContext, Transport};
 
 /// The pause between two streamed words.
 const WORD_DELAY: Duration = Duration::from_millis(30);
 
+#[derive(Default)]
 struct EchoAgent {
-    /// Our end of the connection, used to send `session/update`s to the client.
-    conn: AgentSideConnection,
     /// The last session number handed out.
-    sessions: AtomicU64,
+    last_session: AtomicU64,
+    /// The sessions this agent created; prompts name one of them.
+    sessions: Mutex<HashSet<SessionId>>,
 }
 
 impl Agent for EchoAgent {
-    async fn initialize(&self, request: InitializeRequest) -> Result<InitializeResponse, Error> {
+    async fn initialize(
+        &self,
+        request: InitializeRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<InitializeResponse, Error> {
         eprintln!(
             "echo_agent: client speaks protocol version {}",
             request.protocol_version
@@ -52,16 +60,35 @@ impl Agent for EchoAgent {
             .agent_info(Implementation::new("echo_agent", env!("CARGO_PKG_VERSION"))))
     }
 
-    async fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
-        let n = self.sessions.fetch_add(1, Ordering::Relaxed) + 1;
-        eprintln!("echo_agent: session echo-{n} in {}", request.cwd);
-        Ok(NewSessionResponse::new(format!("echo-{n}")))
+    async fn new_session(
+        &self,
+        request: NewSessionRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<NewSessionResponse, Error> {
+        let n = self.last_session.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = SessionId::new(format!("echo-{n}"));
+        eprintln!("echo_agent: session {id} in {}", request.cwd);
+        self.sessions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(id.clone());
+        Ok(NewSessionResponse::new(id))
     }
 
-    async fn prompt(&self, request: PromptRequest) -> Result<PromptResponse, Error> {
-        // Cancelled by the runtime when the client sends `session/cancel` for
-        // this session. Take it first thing, before any `.await`.
-        let cancelled = self.conn.cancellation(&request.session_id);
+    async fn prompt(
+        &self,
+        request: PromptRequest,
+        cx: RequestContext<AgentSide>,
+    ) -> Result<PromptResponse, Error> {
+        let known = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .contains(&request.session_id);
+        if !known {
+            return Err(Error::resource_not_found(None)
+                .data(format!("no session {} on this agent", request.session_id)));
+        }
 
         // The text of the prompt; images and other blocks are ignored.
         let text: Vec<&str> = request
@@ -75,40 +102,40 @@ impl Agent for EchoAgent {
         // chunks put together are the prompt's text exactly.
         for word in text.split_inclusive(char::is_whitespace) {
             tokio::select! {
-                _ = cancelled.cancelled() => {
+                // Cancelled by the runtime when the client sends
+                // `session/cancel` for this session.
+                _ = cx.cancelled() => {
                     // A cancelled turn must still be answered, with `cancelled`.
                     return Ok(PromptResponse::new(StopReason::Cancelled));
                 }
                 _ = tokio::time::sleep(WORD_DELAY) => {}
             }
-            self.send_chunk(&request.session_id, word).await?;
+            send_chunk(cx.peer(), &request.session_id, word).await?;
         }
         Ok(PromptResponse::new(StopReason::EndTurn))
     }
 
-    // `session/cancel` needs no method of its own here: the runtime cancels the
-    // turn's token (see `prompt`) before calling `Agent::cancel`, whose default
-    // does nothing else.
+    // `session/cancel` needs no method of its own here: the runtime cancels
+    // the prompt's context (see `prompt`) before calling `Agent::cancel`,
+    // whose default does nothing else.
 }
 
-impl EchoAgent {
-    /// Streams one piece of the agent's answer to the client.
-    async fn send_chunk(&self, session: &SessionId, text: &str) -> Result<(), Error> {
-        let update = SessionUpdate::agent_message(text);
-        self.conn
-            .session_notification(SessionNotification::new(session.clone(), update))
-            .await?; // Fails only if the client went away.
-        Ok(())
-    }
+/// Streams one piece of the agent's answer to the client.
+async fn send_chunk(
+    client: &AgentSideConnection,
+    session: &SessionId,
+    text: &str,
+) -> Result<(), Error> {
+    let update = SessionUpdate::agent_message(text);
+    client
+        .session_notification(SessionNotification::new(session.clone(), update))
+        .await?; // Fails only if the client went away.
+    Ok(())
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Serve until the client closes our standard input.
-    AgentSideConnection::serve(Transport::stdio(), |conn| EchoAgent {
-        conn,
-        sessions: AtomicU64::new(0),
-    })
-    .await?;
+    AgentSideConnection::serve(Transport::stdio(), |_| EchoAgent::default()).await?;
     Ok(())
 }

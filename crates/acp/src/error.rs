@@ -14,10 +14,11 @@ use std::sync::Arc;
 pub enum ConnectionError {
     /// The peer answered with an error object (its code is kept).
     Remote(Error),
-    /// The connection closed (end of input, a write failure, or [`close`]) before
-    /// the response arrived; every pending request fails with this at once.
+    /// The connection closed (end of input or [`close`]) before the response
+    /// arrived; every pending request fails with this at once. A connection
+    /// closed by an I/O error or a stall fails them with that cause instead.
     ///
-    /// [`close`]: crate::RpcConnection::close
+    /// [`close`]: crate::Connection::close
     Closed,
     /// Reading from or writing to the transport failed; the connection is closed.
     Io(Arc<std::io::Error>),
@@ -25,6 +26,16 @@ pub enum ConnectionError {
     Protocol(DecodeError),
     /// Our own message could not be serialised (for example a map with non-string keys).
     Serialize(Arc<serde_json::Error>),
+    /// The peer read nothing of what was queued for it for `waited`
+    /// ([`ConnectionOptions::output_stall_timeout`]); the connection is closed.
+    ///
+    /// [`ConnectionOptions::output_stall_timeout`]: crate::ConnectionOptions::output_stall_timeout
+    Stalled {
+        /// How long the writer waited for the peer to read.
+        waited: std::time::Duration,
+        /// How many bytes were waiting for the peer.
+        queued: usize,
+    },
 }
 
 impl ConnectionError {
@@ -45,6 +56,11 @@ impl fmt::Display for ConnectionError {
             ConnectionError::Io(e) => write!(f, "connection I/O error: {e}"),
             ConnectionError::Protocol(e) => write!(f, "malformed response from peer: {e}"),
             ConnectionError::Serialize(e) => write!(f, "could not serialise message: {e}"),
+            ConnectionError::Stalled { waited, queued } => write!(
+                f,
+                "the peer read nothing for {} s while {queued} bytes waited for it; connection closed",
+                waited.as_secs_f64()
+            ),
         }
     }
 }
@@ -56,7 +72,7 @@ impl std::error::Error for ConnectionError {
             ConnectionError::Io(e) => Some(e.as_ref()),
             ConnectionError::Protocol(e) => Some(e),
             ConnectionError::Serialize(e) => Some(e.as_ref()),
-            ConnectionError::Closed => None,
+            ConnectionError::Closed | ConnectionError::Stalled { .. } => None,
         }
     }
 }

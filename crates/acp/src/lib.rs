@@ -1,35 +1,45 @@
 //! The Agent Client Protocol runtime that agents and clients build on.
 //!
 //! This crate turns a byte stream into an ACP connection: newline-delimited JSON
-//! framing ([`codec`]), one JSON-RPC engine for both sides ([`RpcConnection`]),
-//! the [`Agent`] and [`Client`] traits with typed connection handles
-//! ([`AgentSideConnection`], [`ClientSideConnection`]), request cancellation,
-//! and transports: stdio for agents, a child process for clients
-//! ([`AgentCommand`]), and an in-memory pair for tests ([`Transport::memory_pair`]).
-//! The wire types come from [`acp_schema`], re-exported here.
+//! framing ([`codec`]), one JSON-RPC engine for both sides, the [`Agent`] and
+//! [`Client`] traits, the [`Connection`] handle each side calls its peer with,
+//! request contexts with cancellation ([`RequestContext`]), and transports:
+//! stdio for agents, a child process for clients ([`AgentCommand::connect`]),
+//! and an in-memory pair for tests ([`Transport::memory_pair`]). The wire types
+//! come from [`acp_schema`], re-exported here as [`schema`].
+//!
+//! Each method is declared once, in `acp_schema`'s method tables; the traits,
+//! their dispatch and the typed calls on [`Connection`] are generated from
+//! them. A request can only be sent toward the side that handles it.
 //!
 //! It does not decide policy: what an agent does with a prompt, or whether a
 //! client lets an agent read a file, is up to the trait implementations.
 //!
-//! The engine's guarantees (ordering, concurrency, backpressure, errors) are
-//! written down in [`RpcConnection`]'s module, [`engine`].
-//!
 //! # Example
 //! An agent and a client talking over an in-memory pair:
 //! ```
-//! use acp::{Agent, AgentSideConnection, Client, ClientSideConnection, ConnectionOptions, Transport};
+//! use acp::{Agent, Client, ClientSideConnection, AgentSideConnection, ConnectionOptions};
+//! use acp::{NotificationContext, RequestContext, Transport};
 //! use acp::schema::*;
 //!
-//! struct Echo(AgentSideConnection);
+//! struct Echo;
 //!
 //! impl Agent for Echo {
-//!     async fn initialize(&self, _: InitializeRequest) -> Result<InitializeResponse, Error> {
+//!     async fn initialize(
+//!         &self,
+//!         _: InitializeRequest,
+//!         _: RequestContext<AgentSide>,
+//!     ) -> Result<InitializeResponse, Error> {
 //!         Ok(InitializeResponse::new(ProtocolVersion::LATEST))
 //!     }
-//!     async fn prompt(&self, req: PromptRequest) -> Result<PromptResponse, Error> {
+//!     async fn prompt(
+//!         &self,
+//!         req: PromptRequest,
+//!         cx: RequestContext<AgentSide>,
+//!     ) -> Result<PromptResponse, Error> {
 //!         for block in req.prompt {
 //!             let update = SessionUpdate::agent_message(block);
-//!             self.0.session_notification(SessionNotification::new(req.session_id.clone(), update)).await?;
+//!             cx.peer().session_notification(SessionNotification::new(req.session_id.clone(), update)).await?;
 //!         }
 //!         Ok(PromptResponse::new(StopReason::EndTurn))
 //!     }
@@ -38,7 +48,11 @@
 //! struct Printer;
 //!
 //! impl Client for Printer {
-//!     async fn session_notification(&self, n: SessionNotification) -> Result<(), Error> {
+//!     async fn session_notification(
+//!         &self,
+//!         n: SessionNotification,
+//!         _: NotificationContext<ClientSide>,
+//!     ) -> Result<(), Error> {
 //!         if let SessionUpdate::AgentMessageChunk(chunk) = n.update {
 //!             println!("{}", chunk.content.as_text().unwrap_or_default());
 //!         }
@@ -49,7 +63,7 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let (agent_end, client_end) = Transport::memory_pair();
-//! let (_agent, agent_io) = AgentSideConnection::new(agent_end, ConnectionOptions::default(), Echo);
+//! let (_agent, agent_io) = AgentSideConnection::new(agent_end, ConnectionOptions::default(), |_| Echo);
 //! tokio::spawn(agent_io);
 //! let (client, client_io) = ClientSideConnection::new(client_end, ConnectionOptions::default(), |_| Printer);
 //! tokio::spawn(client_io);
@@ -62,21 +76,27 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
 #![deny(missing_docs)]
 
 mod agent;
 mod client;
 pub mod codec;
-pub mod engine;
+mod connection;
+mod engine;
 mod error;
 pub mod process;
 pub mod tap;
 pub mod transport;
 
 pub use acp_schema as schema;
-pub use agent::{Agent, AgentSideConnection};
-pub use client::{Client, ClientSideConnection};
-pub use engine::{ConnectionOptions, Dropped, RpcConnection};
+pub use acp_schema::{AgentSide, ClientSide};
+pub use agent::Agent;
+pub use client::Client;
+pub use connection::{
+    AgentSideConnection, ClientSideConnection, Connection, NotificationContext, RequestContext,
+};
+pub use engine::{ConnectionOptions, Dropped, OnDropped};
 pub use error::ConnectionError;
 pub use process::{AgentCommand, AgentProcess};
 pub use tap::{Direction, Tap, TapEvent};

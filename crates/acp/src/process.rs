@@ -1,14 +1,15 @@
 //! Running an agent as a child process, for the client (editor) side.
 //!
-//! [`AgentCommand`] describes how to start the agent; [`AgentCommand::spawn`]
-//! starts it and returns a [`Transport`] connected to the agent's standard
-//! input and output, plus an [`AgentProcess`] handle to watch and stop it.
+//! [`AgentCommand`] describes how to start the agent; [`AgentCommand::connect`]
+//! starts it and connects a [`Client`] to its standard input and output. The
+//! [`AgentProcess`] it returns is both the connection (it dereferences to a
+//! [`ClientSideConnection`]) and the owner of the child: the process lives as
+//! long as the handle, and dropping the handle stops it.
 //!
 //! The agent runs in a process group of its own, and every signal this module
 //! sends goes to the whole group. Agents are often started through launchers
 //! such as `npx` or `uvx` that run the real agent as a grandchild; stopping
-//! only the direct child would leave that grandchild running. Dropping an
-//! [`AgentProcess`] stops the group too.
+//! only the direct child would leave that grandchild running.
 //!
 //! The agent's standard error is read line by line in a background task:
 //! each line goes to a callback (by default to `tracing`) and the last
@@ -35,6 +36,10 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, Command};
 use tokio::task::JoinHandle;
 
+use crate::client::Client;
+use crate::connection::ClientSideConnection;
+use crate::engine::ConnectionOptions;
+use crate::error::ConnectionError;
 use crate::transport::Transport;
 
 /// How long the agent gets to exit after `SIGTERM` before it is sent
@@ -207,13 +212,20 @@ impl AgentCommand {
         &self.args
     }
 
-    /// Starts the agent in a new process group.
+    /// Starts the agent in a new process group and connects `make_client`'s
+    /// client to it.
     ///
-    /// Returns a transport over the agent's standard input and output and a
-    /// handle to the process. A program that cannot be found gives an
-    /// [`io::ErrorKind::NotFound`] error naming it. Must be called within a
-    /// Tokio runtime.
-    pub fn spawn(self) -> io::Result<(Transport, AgentProcess)> {
+    /// The connection's I/O runs in a task of its own. The returned handle
+    /// owns the child process: it dereferences to the connection (to call the
+    /// agent), and dropping it closes the agent's standard input, then stops
+    /// the process group (see [`AgentProcess`]). A program that cannot be
+    /// found gives an [`io::ErrorKind::NotFound`] error naming it. Must be
+    /// called within a Tokio runtime.
+    pub fn connect<C: Client>(
+        self,
+        options: ConnectionOptions,
+        make_client: impl FnOnce(ClientSideConnection) -> C,
+    ) -> io::Result<AgentProcess> {
         let mut child = self
             .command()
             .spawn()
@@ -232,14 +244,17 @@ impl AgentCommand {
             .on_stderr
             .unwrap_or_else(|| log_stderr_line(pgid.as_raw()));
         let stderr_task = tokio::spawn(read_stderr(stderr, Arc::clone(&tail), on_line));
-        let process = AgentProcess {
+        let (conn, io) =
+            ClientSideConnection::new(Transport::new(stdout, stdin), options, make_client);
+        Ok(AgentProcess {
+            conn,
+            io: Some(tokio::spawn(io)),
             child,
             pgid,
             kill_grace: self.kill_grace,
             tail,
             stderr_task: Some(stderr_task),
-        };
-        Ok((Transport::new(stdout, stdin), process))
+        })
     }
 
     fn command(&self) -> Command {
@@ -286,12 +301,22 @@ impl fmt::Debug for AgentCommand {
     }
 }
 
-/// A running agent started by [`AgentCommand::spawn`].
+/// A running agent started by [`AgentCommand::connect`], and the connection
+/// to it.
 ///
-/// Dropping the handle stops the agent's whole process group: `SIGTERM`
-/// at once, then `SIGKILL` after the grace period to whatever is left. The
-/// waiting happens on a separate thread, so dropping never blocks.
+/// Dereferences to the [`ClientSideConnection`], so the agent's methods are
+/// called on it directly (`agent.prompt(…)`); clones of that connection (the
+/// one the client was made with, for example) do not keep the process.
+///
+/// Dropping the handle closes the connection, so the agent reads the end of
+/// its input once what was queued is written; if its process group is still
+/// there after the grace period ([`AgentCommand::kill_grace`]), it gets
+/// `SIGTERM`, and `SIGKILL` after another grace period. The waiting happens
+/// on a separate thread, so dropping never blocks.
 pub struct AgentProcess {
+    conn: ClientSideConnection,
+    /// The connection's I/O task.
+    io: Option<JoinHandle<Result<(), ConnectionError>>>,
     child: Child,
     pgid: Pid,
     kill_grace: Duration,
@@ -299,7 +324,20 @@ pub struct AgentProcess {
     stderr_task: Option<JoinHandle<()>>,
 }
 
+impl std::ops::Deref for AgentProcess {
+    type Target = ClientSideConnection;
+
+    fn deref(&self) -> &ClientSideConnection {
+        &self.conn
+    }
+}
+
 impl AgentProcess {
+    /// The connection to the agent (also reached through `Deref`).
+    pub fn connection(&self) -> &ClientSideConnection {
+        &self.conn
+    }
+
     /// The agent's process id, or `None` once it has been waited for.
     pub fn id(&self) -> Option<u32> {
         self.child.id()
@@ -320,8 +358,20 @@ impl AgentProcess {
         self.child.try_wait()
     }
 
-    /// SIGTERM to the whole process group, then SIGKILL to the group after the grace period if anything is still alive; returns the child's status.
+    /// Stops the agent and waits for it: closes the connection (the agent
+    /// reads the end of its input), gives the process group the grace period
+    /// to exit, then `SIGTERM`, and `SIGKILL` after another grace period to
+    /// whatever is left. Returns the child's status.
     pub async fn shutdown(&mut self) -> io::Result<ExitStatus> {
+        self.conn.close();
+        if let Some(io) = self.io.take() {
+            // The writer drains what was queued, then drops the agent's stdin.
+            let _ = io.await;
+        }
+        let exited = tokio::time::timeout(self.kill_grace, self.wait_for_group()).await;
+        if matches!(exited, Ok(Ok(()))) {
+            return self.wait().await;
+        }
         if signal_group(self.pgid, Signal::SIGTERM)? {
             let ended = tokio::time::timeout(self.kill_grace, self.wait_for_group()).await;
             if !matches!(ended, Ok(Ok(()))) {
@@ -377,14 +427,16 @@ impl fmt::Debug for AgentProcess {
 
 impl Drop for AgentProcess {
     fn drop(&mut self) {
+        // The I/O task goes on until the queued output is written and the
+        // agent's stdin is closed; then it ends by itself.
+        self.conn.close();
         if !group_exists(self.pgid) {
             return;
         }
-        let _ = killpg(self.pgid, Signal::SIGTERM);
         let (pgid, grace) = (self.pgid, self.kill_grace);
         let killer = std::thread::Builder::new()
             .name("acp-agent-kill".to_owned())
-            .spawn(move || kill_group_after(pgid, grace));
+            .spawn(move || stop_group_after(pgid, grace));
         if killer.is_err() {
             let _ = killpg(pgid, Signal::SIGKILL);
         }
@@ -426,18 +478,29 @@ fn group_exists(pgid: Pid) -> bool {
     killpg(pgid, None) != Err(Errno::ESRCH)
 }
 
-/// Body of the thread started on drop: `SIGKILL` to the group once the
-/// grace period is over, unless it is gone by then.
-fn kill_group_after(pgid: Pid, grace: Duration) {
+/// Body of the thread started on drop: `SIGTERM` to the group once the
+/// grace period is over, then `SIGKILL` after another, unless it is gone.
+fn stop_group_after(pgid: Pid, grace: Duration) {
+    for signal in [Signal::SIGTERM, Signal::SIGKILL] {
+        if !wait_for_group_to_end(pgid, grace) {
+            let _ = killpg(pgid, signal);
+        } else {
+            return;
+        }
+    }
+}
+
+/// Waits up to `grace` for the group to be gone; true if it is.
+fn wait_for_group_to_end(pgid: Pid, grace: Duration) -> bool {
     let deadline = Instant::now() + grace;
     while group_exists(pgid) {
         let now = Instant::now();
         if now >= deadline {
-            let _ = killpg(pgid, Signal::SIGKILL);
-            return;
+            return false;
         }
         std::thread::sleep(GROUP_POLL_INTERVAL.min(deadline - now));
     }
+    true
 }
 
 /// The default standard error handler: log each line with `tracing`.

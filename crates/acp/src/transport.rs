@@ -8,7 +8,7 @@
 //!
 //! * [`Transport::stdio`]: an agent talking to its editor over its own
 //!   standard input and output.
-//! * [`crate::process::AgentCommand::spawn`]: an editor talking to an agent
+//! * [`crate::process::AgentCommand::connect`]: an editor talking to an agent
 //!   it started as a child process.
 //! * [`Transport::memory_pair`]: two connected in-memory ends, for tests.
 //! * [`Transport::new`]: any other reader and writer (sockets, pipes, ...).

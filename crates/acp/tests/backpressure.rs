@@ -145,13 +145,21 @@ async fn requests_made_against_a_full_queue_go_out_in_call_order() {
 struct EchoExt;
 
 impl acp::Agent for EchoExt {
-    async fn ext_method(&self, req: ExtRequest) -> Result<ExtResponse, Error> {
+    async fn ext_method(
+        &self,
+        req: ExtRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<ExtResponse, Error> {
         Ok(ExtResponse(req.params))
     }
 }
 
 impl acp::Client for EchoExt {
-    async fn ext_method(&self, req: ExtRequest) -> Result<ExtResponse, Error> {
+    async fn ext_method(
+        &self,
+        req: ExtRequest,
+        _cx: RequestContext<ClientSide>,
+    ) -> Result<ExtResponse, Error> {
         Ok(ExtResponse(req.params))
     }
 }

@@ -5,8 +5,9 @@
 mod support;
 
 use acp::schema::*;
-use acp::{Agent, AgentSideConnection, Client, ConnectionOptions};
+use acp::{Agent, AgentSideConnection, CancellationToken, Client, ConnectionOptions};
 use serde_json::json;
+use std::collections::HashMap;
 use std::future::pending;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -29,6 +30,8 @@ struct Waiter {
     conn: Arc<Mutex<Option<AgentSideConnection>>>,
     events: mpsc::UnboundedSender<String>,
     lane_gate: Arc<Notify>,
+    /// The cancellation of each session's latest turn, from its context.
+    tokens: Arc<Mutex<HashMap<SessionId, CancellationToken>>>,
 }
 
 impl Waiter {
@@ -37,44 +40,66 @@ impl Waiter {
             conn: Arc::default(),
             events,
             lane_gate: Arc::default(),
+            tokens: Arc::default(),
         }
     }
-    fn conn(&self) -> AgentSideConnection {
-        self.conn.lock().unwrap().clone().unwrap()
+    /// The token of the latest turn in `session`.
+    fn token(&self, session: &str) -> CancellationToken {
+        self.tokens.lock().unwrap()[&SessionId::new(session)].clone()
     }
 }
 
 impl Agent for Waiter {
-    async fn prompt(&self, req: PromptRequest) -> Result<PromptResponse, Error> {
-        let conn = self.conn();
-        let token = conn.cancellation(&req.session_id);
+    async fn prompt(
+        &self,
+        req: PromptRequest,
+        cx: RequestContext<AgentSide>,
+    ) -> Result<PromptResponse, Error> {
+        let token = cx.cancellation();
+        self.tokens
+            .lock()
+            .unwrap()
+            .insert(req.session_id.clone(), token.clone());
         let _guard = DropSignal(self.events.clone(), format!("prompt {}", req.session_id));
         let _ = self.events.send(format!("started {}", req.session_id));
         if req.prompt[0].as_text() == Some("ask") {
             // Wait on the client instead: the client never answers.
             let call: ToolCallUpdate = typed(json!({"toolCallId": "c1"}));
-            conn.request_permission(RequestPermissionRequest::new(
-                req.session_id.clone(),
-                call,
-                vec![],
-            ))
-            .await?;
+            cx.peer()
+                .request_permission(RequestPermissionRequest::new(
+                    req.session_id.clone(),
+                    call,
+                    vec![],
+                ))
+                .await?;
         }
-        token.cancelled().await;
-        assert!(conn.cancellation(&req.session_id).is_cancelled());
+        cx.cancelled().await;
+        assert!(token.is_cancelled() && cx.is_cancelled());
         Ok(PromptResponse::new(StopReason::Cancelled))
     }
-    async fn cancel(&self, n: CancelNotification) -> Result<(), Error> {
+    async fn cancel(
+        &self,
+        n: CancelNotification,
+        _cx: NotificationContext<AgentSide>,
+    ) -> Result<(), Error> {
         let _ = self.events.send(format!("cancel handler {}", n.session_id));
         Ok(())
     }
-    async fn ext_method(&self, req: ExtRequest) -> Result<ExtResponse, Error> {
+    async fn ext_method(
+        &self,
+        req: ExtRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<ExtResponse, Error> {
         let _guard = DropSignal(self.events.clone(), req.method.to_string());
         let _ = self.events.send(format!("started {}", req.method));
         pending::<()>().await;
         unreachable!()
     }
-    async fn ext_notification(&self, _: ExtNotification) -> Result<(), Error> {
+    async fn ext_notification(
+        &self,
+        _: ExtNotification,
+        _cx: NotificationContext<AgentSide>,
+    ) -> Result<(), Error> {
         // Blocks the agent's notification lane until the test opens the gate.
         self.lane_gate.notified().await;
         let _ = self.events.send("lane free".into());
@@ -110,7 +135,7 @@ async fn session_cancel_cancels_the_turn_token_and_the_prompt_answers_cancelled(
         async move { client.prompt(prompt("s1", "wait")).await }
     });
     expect(&mut events, "started s1").await;
-    let token = waiter.conn().cancellation(&SessionId::new("s1"));
+    let token = waiter.token("s1");
     assert!(!token.is_cancelled());
     pair.client
         .cancel(CancelNotification::new(SessionId::new("s1")))
@@ -128,25 +153,14 @@ async fn session_cancel_cancels_the_turn_token_and_the_prompt_answers_cancelled(
     rest.sort();
     assert_eq!(rest, ["cancel handler s1", "dropped prompt s1"]);
 
-    // Outside a turn the token is fresh and never cancelled; a new turn on the
-    // same session starts uncancelled.
-    assert!(
-        !waiter
-            .conn()
-            .cancellation(&SessionId::new("s1"))
-            .is_cancelled()
-    );
+    // A new turn on the same session starts with a fresh, uncancelled token.
     let turn = tokio::spawn({
         let client = pair.client.clone();
         async move { client.prompt(prompt("s1", "wait")).await }
     });
     expect(&mut events, "started s1").await;
-    assert!(
-        !waiter
-            .conn()
-            .cancellation(&SessionId::new("s1"))
-            .is_cancelled()
-    );
+    assert!(!waiter.token("s1").is_cancelled());
+    assert!(token.is_cancelled(), "the old turn's token stays cancelled");
     pair.client
         .cancel(CancelNotification::new(SessionId::new("s1")))
         .await
@@ -179,12 +193,7 @@ async fn session_cancel_only_touches_its_own_session() {
         StopReason::Cancelled
     );
     assert!(!b.is_finished());
-    assert!(
-        !waiter
-            .conn()
-            .cancellation(&SessionId::new("b"))
-            .is_cancelled()
-    );
+    assert!(!waiter.token("b").is_cancelled());
     // Cancelling a session with no turn is harmless.
     pair.client
         .cancel(CancelNotification::new(SessionId::new("nobody")))
@@ -318,7 +327,7 @@ async fn dropping_an_outgoing_request_sends_cancel_request_with_its_id() {
     within("logout", call).await.unwrap().unwrap();
 
     // A request that completed sends no cancellation when its future is dropped.
-    assert!(!client.rpc().is_closed());
+    assert!(!client.is_closed());
     client.close();
     assert_eq!(peer.next_line().await, None);
 }
@@ -367,6 +376,7 @@ async fn dropping_a_prompt_call_cancels_the_chain_of_handlers() {
         async fn request_permission(
             &self,
             _: RequestPermissionRequest,
+            _cx: RequestContext<ClientSide>,
         ) -> Result<RequestPermissionResponse, Error> {
             let _guard = DropSignal(self.0.clone(), "permission handler".into());
             let _ = self.0.send("permission asked".into());
@@ -393,13 +403,9 @@ async fn dropping_a_prompt_call_cancels_the_chain_of_handlers() {
     call.abort();
     expect(&mut agent_events, "dropped prompt s").await;
     expect(&mut client_events, "dropped permission handler").await;
-    // The turn is over: its token is gone.
-    assert!(
-        !waiter
-            .conn()
-            .cancellation(&SessionId::new("s"))
-            .is_cancelled()
-    );
+    // The client's drop sent `$/cancel_request`, which cancelled the turn's
+    // context (seen by anything that kept its token) as well as dropping it.
+    assert!(waiter.token("s").is_cancelled());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -431,7 +437,7 @@ async fn a_refused_duplicate_prompt_does_not_break_cancelling_the_running_one() 
 async fn a_prompt_cancelled_before_it_started_leaves_no_turn_behind() {
     let (tx, mut events) = mpsc::unbounded_channel();
     let waiter = Waiter::new(tx);
-    let (conn, mut peer, _io) = raw_agent(ConnectionOptions::default(), |conn| {
+    let (_conn, mut peer, _io) = raw_agent(ConnectionOptions::default(), |conn| {
         *waiter.conn.lock().unwrap() = Some(conn);
         waiter.clone()
     });
@@ -453,13 +459,77 @@ async fn a_prompt_cancelled_before_it_started_leaves_no_turn_behind() {
         r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32800,"message":"Request cancelled"}}"#
     );
     // The handler never ran, and no turn is left registered for the session:
-    // a session/cancel now cancels nothing, and the token outside a turn is fresh.
+    // a session/cancel now cancels nothing.
     peer.send(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#)
         .await;
     expect(&mut events, "cancel handler s").await;
-    assert!(!conn.cancellation(&SessionId::new("s")).is_cancelled());
+    assert!(waiter.tokens.lock().unwrap().is_empty());
     assert!(
         events.try_recv().is_err(),
         "the prompt handler never started"
     );
+}
+
+/// An agent whose `_test/watch` hands its context's token to a task of its
+/// own, which reports the cancellation, and then never finishes.
+struct Watcher(mpsc::UnboundedSender<String>);
+
+impl Agent for Watcher {
+    async fn ext_method(
+        &self,
+        req: ExtRequest,
+        cx: RequestContext<AgentSide>,
+    ) -> Result<ExtResponse, Error> {
+        let token = cx.cancellation();
+        let events = self.0.clone();
+        let name = req.method.to_string();
+        tokio::spawn(async move {
+            token.cancelled().await;
+            let _ = events.send(format!("token of {name} cancelled"));
+        });
+        let _ = self.0.send(format!("started {}", req.method));
+        pending::<()>().await;
+        unreachable!()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_request_cancels_the_context_token_as_well_as_dropping_the_handler() {
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let (_conn, mut peer, _io) = raw_agent(ConnectionOptions::default(), |_| Watcher(tx));
+    peer.send(r#"{"jsonrpc":"2.0","id":"w","method":"_test/watch","params":{}}"#)
+        .await;
+    expect(&mut events, "started _test/watch").await;
+    peer.send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"w"}}"#)
+        .await;
+    assert_eq!(
+        peer.recv().await,
+        r#"{"jsonrpc":"2.0","id":"w","error":{"code":-32800,"message":"Request cancelled"}}"#
+    );
+    expect(&mut events, "token of _test/watch cancelled").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_close_cancels_the_context_of_every_running_request() {
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let (conn, mut peer, io) = raw_agent(ConnectionOptions::default(), |_| Watcher(tx));
+    peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"_test/a","params":{}}"#)
+        .await;
+    peer.send(r#"{"jsonrpc":"2.0","id":2,"method":"_test/b","params":{}}"#)
+        .await;
+    expect(&mut events, "started _test/a").await;
+    expect(&mut events, "started _test/b").await;
+    conn.close();
+    let mut seen = vec![
+        within("event", events.recv()).await.unwrap(),
+        within("event", events.recv()).await.unwrap(),
+    ];
+    seen.sort();
+    assert_eq!(
+        seen,
+        ["token of _test/a cancelled", "token of _test/b cancelled"]
+    );
+    // No answer for requests cut by the close: the peer sees the end.
+    assert_eq!(peer.next_line().await, None);
+    within("the I/O future", io).await.unwrap().unwrap();
 }

@@ -32,7 +32,7 @@ async fn transport_death_fails_every_pending_request_at_once() {
     for _ in 0..10 {
         assert_eq!(peer.recv_json().await["method"], "session/prompt");
     }
-    assert!(!client.rpc().is_closed());
+    assert!(!client.is_closed());
 
     // The agent goes away: both halves of its end are dropped.
     peer.close();
@@ -42,7 +42,7 @@ async fn transport_death_fails_every_pending_request_at_once() {
         assert!(is_closed_error(&result), "{result:?}");
     }
     within("closed()", client.closed()).await;
-    assert!(client.rpc().is_closed());
+    assert!(client.is_closed());
     // New calls fail at once, without waiting for anything.
     let again = client
         .prompt(prompt("s", "again"))
@@ -95,7 +95,11 @@ impl Drop for Dropped {
 }
 
 impl Agent for Stuck {
-    async fn prompt(&self, _: PromptRequest) -> Result<PromptResponse, Error> {
+    async fn prompt(
+        &self,
+        _: PromptRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<PromptResponse, Error> {
         let _guard = Dropped(self.0.clone());
         let _ = self.0.send("started");
         pending::<()>().await;
@@ -166,7 +170,7 @@ async fn the_agents_pending_calls_fail_when_the_client_goes_away() {
     let result = within("the agent's pending call", call).await.unwrap();
     assert!(is_closed_error(&result), "{result:?}");
     within("the agent's closed()", pair.agent.closed()).await;
-    assert!(pair.agent.rpc().is_closed());
+    assert!(pair.agent.is_closed());
 }
 
 static NEVER_STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -175,7 +179,11 @@ static NEVER_STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicB
 struct Never;
 
 impl Client for Never {
-    async fn read_text_file(&self, _: ReadTextFileRequest) -> Result<ReadTextFileResponse, Error> {
+    async fn read_text_file(
+        &self,
+        _: ReadTextFileRequest,
+        _cx: RequestContext<ClientSide>,
+    ) -> Result<ReadTextFileResponse, Error> {
         NEVER_STARTED.store(true, std::sync::atomic::Ordering::SeqCst);
         pending::<()>().await;
         unreachable!()
@@ -262,15 +270,18 @@ async fn a_read_error_fails_pending_requests_and_ends_the_io_future_with_the_err
         .unwrap();
     assert!(line.contains(r#""method":"logout""#), "{line}");
     fail.send(()).unwrap();
-    // Pending calls fail with `Closed` (as documented on the variant) ...
+    // Pending calls fail with the cause of the close ...
     let result = within("the pending call", call).await.unwrap();
-    assert!(is_closed_error(&result), "{result:?}");
-    // ... the I/O future and later calls tell why.
+    match result {
+        Err(ConnectionError::Io(e)) => assert_eq!(e.to_string(), "the wire was cut"),
+        other => panic!("{other:?}"),
+    }
+    // ... and so do the I/O future and later calls.
     match within("the I/O future", io).await.unwrap() {
         Err(ConnectionError::Io(e)) => assert_eq!(e.to_string(), "the wire was cut"),
         other => panic!("{other:?}"),
     }
-    assert!(client.rpc().is_closed());
+    assert!(client.is_closed());
     let again = client.logout(LogoutRequest::new()).now_or_never().unwrap();
     assert!(matches!(again, Err(ConnectionError::Io(_))), "{again:?}");
 }
@@ -280,7 +291,7 @@ async fn dropping_an_unpolled_io_future_closes_the_connection() {
     let (end, _other) = Transport::memory_pair();
     let (client, io) = acp::ClientSideConnection::new(end, ConnectionOptions::default(), |_| Bare);
     drop(io);
-    assert!(client.rpc().is_closed());
+    assert!(client.is_closed());
     let result = client
         .prompt(prompt("s", "hi"))
         .now_or_never()

@@ -20,7 +20,11 @@ struct Busy(AgentSideConnection);
 const ROUNDS: usize = 4;
 
 impl Agent for Busy {
-    async fn prompt(&self, req: PromptRequest) -> Result<PromptResponse, Error> {
+    async fn prompt(
+        &self,
+        req: PromptRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<PromptResponse, Error> {
         let session = req.session_id.clone();
         for round in 0..ROUNDS {
             let path = format!("/{session}/{round}.txt");
@@ -67,6 +71,7 @@ impl Client for Desk {
     async fn read_text_file(
         &self,
         req: ReadTextFileRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<ReadTextFileResponse, Error> {
         tokio::task::yield_now().await;
         self.reads.fetch_add(1, Ordering::SeqCst);
@@ -78,13 +83,18 @@ impl Client for Desk {
     async fn request_permission(
         &self,
         req: RequestPermissionRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<RequestPermissionResponse, Error> {
         tokio::task::yield_now().await;
         self.permissions.fetch_add(1, Ordering::SeqCst);
         let option = req.options[0].option_id.clone();
         Ok(RequestPermissionResponse::selected(option))
     }
-    async fn session_notification(&self, n: SessionNotification) -> Result<(), Error> {
+    async fn session_notification(
+        &self,
+        n: SessionNotification,
+        _cx: NotificationContext<ClientSide>,
+    ) -> Result<(), Error> {
         let text = message_text(&n).unwrap_or_default();
         self.updates
             .lock()
@@ -148,7 +158,11 @@ async fn fifty_concurrent_prompts_on_one_thread() {
 struct Gated(Arc<Notify>);
 
 impl Agent for Gated {
-    async fn ext_method(&self, req: ExtRequest) -> Result<ExtResponse, Error> {
+    async fn ext_method(
+        &self,
+        req: ExtRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<ExtResponse, Error> {
         if &*req.method == "_test/slow" {
             self.0.notified().await;
         }
@@ -160,6 +174,7 @@ impl Client for Gated {
     async fn read_text_file(
         &self,
         req: ReadTextFileRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<ReadTextFileResponse, Error> {
         if req.path == "slow" {
             self.0.notified().await;
@@ -226,7 +241,11 @@ async fn a_slow_client_handler_does_not_block_a_fast_one() {
 struct Chatty(AgentSideConnection);
 
 impl Agent for Chatty {
-    async fn prompt(&self, req: PromptRequest) -> Result<PromptResponse, Error> {
+    async fn prompt(
+        &self,
+        req: PromptRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<PromptResponse, Error> {
         let n: usize = req.prompt[0].as_text().unwrap().parse().unwrap();
         for i in 0..n {
             self.0
@@ -235,7 +254,11 @@ impl Agent for Chatty {
         }
         Ok(PromptResponse::new(StopReason::EndTurn))
     }
-    async fn ext_method(&self, req: ExtRequest) -> Result<ExtResponse, Error> {
+    async fn ext_method(
+        &self,
+        req: ExtRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<ExtResponse, Error> {
         let text: String = serde_json::from_str(req.params.get()).unwrap();
         if let Some(rest) = text.strip_prefix("reply-with-update:") {
             self.0
@@ -271,7 +294,11 @@ impl Caller {
 }
 
 impl Client for Caller {
-    async fn session_notification(&self, n: SessionNotification) -> Result<(), Error> {
+    async fn session_notification(
+        &self,
+        n: SessionNotification,
+        _cx: NotificationContext<ClientSide>,
+    ) -> Result<(), Error> {
         let text = message_text(&n).unwrap();
         if let Some(i) = text.strip_prefix('p') {
             let conn = self.conn.lock().unwrap().clone().unwrap();
@@ -368,7 +395,11 @@ async fn an_agent_notification_handler_may_call_the_client_with_a_full_lane() {
         done: Arc<Semaphore>,
     }
     impl Agent for Reader {
-        async fn ext_notification(&self, n: ExtNotification) -> Result<(), Error> {
+        async fn ext_notification(
+            &self,
+            n: ExtNotification,
+            _cx: NotificationContext<AgentSide>,
+        ) -> Result<(), Error> {
             let conn = self.conn.lock().unwrap().clone().unwrap();
             let path: String = serde_json::from_str(n.params.get()).unwrap();
             let file = conn

@@ -15,7 +15,11 @@ type Log = Arc<Mutex<Vec<String>>>;
 struct Recorder(Log);
 
 impl Client for Recorder {
-    async fn session_notification(&self, n: SessionNotification) -> Result<(), Error> {
+    async fn session_notification(
+        &self,
+        n: SessionNotification,
+        _cx: NotificationContext<ClientSide>,
+    ) -> Result<(), Error> {
         // Give a report that overtook this handler the time to show it.
         tokio::task::yield_now().await;
         self.0

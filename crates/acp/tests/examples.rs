@@ -109,3 +109,44 @@ fn ctrl_c_cancels_the_turn() {
     );
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+#[test]
+fn the_echo_agent_refuses_a_prompt_for_a_session_it_did_not_create() {
+    use std::io::{BufRead, BufReader, Write};
+    let mut agent = Command::new(example("echo_agent"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the echo agent");
+    let mut stdin = agent.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(agent.stdout.take().expect("stdout"));
+    let mut call = |line: &str| {
+        writeln!(stdin, "{line}").expect("write");
+        stdin.flush().expect("flush");
+        let mut answer = String::new();
+        stdout.read_line(&mut answer).expect("read");
+        answer.trim_end().to_owned()
+    };
+    assert_eq!(
+        call(
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"echo-9","prompt":[{"type":"text","text":"hi"}]}}"#
+        ),
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"Resource not found","data":"no session echo-9 on this agent"}}"#
+    );
+    assert_eq!(
+        call(
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#
+        ),
+        r#"{"jsonrpc":"2.0","id":2,"result":{"sessionId":"echo-1"}}"#
+    );
+    assert_eq!(
+        call(
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"echo-1","prompt":[]}}"#
+        ),
+        r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#
+    );
+    drop(stdin);
+    let status = wait_with_timeout(agent, Duration::from_secs(30)).status;
+    assert!(status.success(), "the agent exits at the end of its input");
+}

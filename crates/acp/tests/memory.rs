@@ -11,7 +11,11 @@ use support::*;
 struct Echo;
 
 impl Agent for Echo {
-    async fn ext_method(&self, req: ExtRequest) -> Result<ExtResponse, Error> {
+    async fn ext_method(
+        &self,
+        req: ExtRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<ExtResponse, Error> {
         Ok(ExtResponse(req.params))
     }
 }

@@ -187,62 +187,110 @@ impl Recorder {
 }
 
 impl Agent for Recorder {
-    async fn initialize(&self, a: InitializeRequest) -> Result<InitializeResponse, Error> {
+    async fn initialize(
+        &self,
+        a: InitializeRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<InitializeResponse, Error> {
         self.answer("initialize", &a)
     }
-    async fn authenticate(&self, a: AuthenticateRequest) -> Result<AuthenticateResponse, Error> {
+    async fn authenticate(
+        &self,
+        a: AuthenticateRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<AuthenticateResponse, Error> {
         self.answer("authenticate", &a)
     }
-    async fn logout(&self, a: LogoutRequest) -> Result<LogoutResponse, Error> {
+    async fn logout(
+        &self,
+        a: LogoutRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<LogoutResponse, Error> {
         self.answer("logout", &a)
     }
-    async fn new_session(&self, a: NewSessionRequest) -> Result<NewSessionResponse, Error> {
+    async fn new_session(
+        &self,
+        a: NewSessionRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<NewSessionResponse, Error> {
         self.answer("session/new", &a)
     }
-    async fn load_session(&self, a: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
+    async fn load_session(
+        &self,
+        a: LoadSessionRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<LoadSessionResponse, Error> {
         self.answer("session/load", &a)
     }
-    async fn list_sessions(&self, a: ListSessionsRequest) -> Result<ListSessionsResponse, Error> {
+    async fn list_sessions(
+        &self,
+        a: ListSessionsRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<ListSessionsResponse, Error> {
         self.answer("session/list", &a)
     }
     async fn resume_session(
         &self,
         a: ResumeSessionRequest,
+        _cx: RequestContext<AgentSide>,
     ) -> Result<ResumeSessionResponse, Error> {
         self.answer("session/resume", &a)
     }
-    async fn close_session(&self, a: CloseSessionRequest) -> Result<CloseSessionResponse, Error> {
+    async fn close_session(
+        &self,
+        a: CloseSessionRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<CloseSessionResponse, Error> {
         self.answer("session/close", &a)
     }
     async fn delete_session(
         &self,
         a: DeleteSessionRequest,
+        _cx: RequestContext<AgentSide>,
     ) -> Result<DeleteSessionResponse, Error> {
         self.answer("session/delete", &a)
     }
     async fn set_session_mode(
         &self,
         a: SetSessionModeRequest,
+        _cx: RequestContext<AgentSide>,
     ) -> Result<SetSessionModeResponse, Error> {
         self.answer("session/set_mode", &a)
     }
     async fn set_session_config_option(
         &self,
         a: SetSessionConfigOptionRequest,
+        _cx: RequestContext<AgentSide>,
     ) -> Result<SetSessionConfigOptionResponse, Error> {
         self.answer("session/set_config_option", &a)
     }
-    async fn prompt(&self, a: PromptRequest) -> Result<PromptResponse, Error> {
+    async fn prompt(
+        &self,
+        a: PromptRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<PromptResponse, Error> {
         self.answer("session/prompt", &a)
     }
-    async fn cancel(&self, a: CancelNotification) -> Result<(), Error> {
+    async fn cancel(
+        &self,
+        a: CancelNotification,
+        _cx: NotificationContext<AgentSide>,
+    ) -> Result<(), Error> {
         self.note("session/cancel", &a)
     }
-    async fn ext_method(&self, a: ExtRequest) -> Result<ExtResponse, Error> {
+    async fn ext_method(
+        &self,
+        a: ExtRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<ExtResponse, Error> {
         self.note_ext(&a.method, &a.params);
         Ok(ExtResponse(raw(r#"{ "from" : "agent", "echo" : true }"#)))
     }
-    async fn ext_notification(&self, a: ExtNotification) -> Result<(), Error> {
+    async fn ext_notification(
+        &self,
+        a: ExtNotification,
+        _cx: NotificationContext<AgentSide>,
+    ) -> Result<(), Error> {
         self.note_ext(&a.method, &a.params);
         Ok(())
     }
@@ -252,62 +300,93 @@ impl Client for Recorder {
     async fn request_permission(
         &self,
         a: RequestPermissionRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<RequestPermissionResponse, Error> {
         self.answer("session/request_permission", &a)
     }
-    async fn read_text_file(&self, a: ReadTextFileRequest) -> Result<ReadTextFileResponse, Error> {
+    async fn read_text_file(
+        &self,
+        a: ReadTextFileRequest,
+        _cx: RequestContext<ClientSide>,
+    ) -> Result<ReadTextFileResponse, Error> {
         self.answer("fs/read_text_file", &a)
     }
     async fn write_text_file(
         &self,
         a: WriteTextFileRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<WriteTextFileResponse, Error> {
         self.answer("fs/write_text_file", &a)
     }
     async fn create_terminal(
         &self,
         a: CreateTerminalRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<CreateTerminalResponse, Error> {
         self.answer("terminal/create", &a)
     }
     async fn terminal_output(
         &self,
         a: TerminalOutputRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<TerminalOutputResponse, Error> {
         self.answer("terminal/output", &a)
     }
     async fn wait_for_terminal_exit(
         &self,
         a: WaitForTerminalExitRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<WaitForTerminalExitResponse, Error> {
         self.answer("terminal/wait_for_exit", &a)
     }
-    async fn kill_terminal(&self, a: KillTerminalRequest) -> Result<KillTerminalResponse, Error> {
+    async fn kill_terminal(
+        &self,
+        a: KillTerminalRequest,
+        _cx: RequestContext<ClientSide>,
+    ) -> Result<KillTerminalResponse, Error> {
         self.answer("terminal/kill", &a)
     }
     async fn release_terminal(
         &self,
         a: ReleaseTerminalRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<ReleaseTerminalResponse, Error> {
         self.answer("terminal/release", &a)
     }
     async fn create_elicitation(
         &self,
         a: CreateElicitationRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<CreateElicitationResponse, Error> {
         self.answer("elicitation/create", &a)
     }
-    async fn session_notification(&self, a: SessionNotification) -> Result<(), Error> {
+    async fn session_notification(
+        &self,
+        a: SessionNotification,
+        _cx: NotificationContext<ClientSide>,
+    ) -> Result<(), Error> {
         self.note("session/update", &a)
     }
-    async fn complete_elicitation(&self, a: CompleteElicitationNotification) -> Result<(), Error> {
+    async fn complete_elicitation(
+        &self,
+        a: CompleteElicitationNotification,
+        _cx: NotificationContext<ClientSide>,
+    ) -> Result<(), Error> {
         self.note("elicitation/complete", &a)
     }
-    async fn ext_method(&self, a: ExtRequest) -> Result<ExtResponse, Error> {
+    async fn ext_method(
+        &self,
+        a: ExtRequest,
+        _cx: RequestContext<ClientSide>,
+    ) -> Result<ExtResponse, Error> {
         self.note_ext(&a.method, &a.params);
         Ok(ExtResponse(raw(r#"[ "from client" ,  1 ]"#)))
     }
-    async fn ext_notification(&self, a: ExtNotification) -> Result<(), Error> {
+    async fn ext_notification(
+        &self,
+        a: ExtNotification,
+        _cx: NotificationContext<ClientSide>,
+    ) -> Result<(), Error> {
         self.note_ext(&a.method, &a.params);
         Ok(())
     }
@@ -607,7 +686,11 @@ async fn extension_notifications_keep_params_both_ways() {
 async fn meta_reaches_typed_handlers_unchanged() {
     struct MetaEcho;
     impl Agent for MetaEcho {
-        async fn prompt(&self, req: PromptRequest) -> Result<PromptResponse, Error> {
+        async fn prompt(
+            &self,
+            req: PromptRequest,
+            _cx: RequestContext<AgentSide>,
+        ) -> Result<PromptResponse, Error> {
             let mut response = PromptResponse::new(StopReason::EndTurn);
             if let Some(meta) = req.meta {
                 response = response.meta(meta);
@@ -722,14 +805,13 @@ async fn default_client_methods_answer_method_not_found() {
 }
 
 #[tokio::test]
-async fn generic_rpc_handle_calls_typed_methods() {
+async fn the_generic_request_calls_typed_methods() {
     let (client_out, agent_out) = (Outgoing::default(), Outgoing::default());
     let (pair, mut agent_seen, _) = recording_pair(&client_out, &agent_out);
     let (params, result) = fixture(&agent_fixtures(), "session/new");
     let got: NewSessionResponse = within(
-        "rpc().request",
+        "request",
         pair.client
-            .rpc()
             .request::<NewSessionRequest>(typed(params.clone())),
     )
     .await
@@ -747,7 +829,11 @@ async fn a_peer_error_passes_through_a_handler_with_its_code() {
     // and the agent's prompt answers the client with that same error.
     struct Relay(AgentSideConnection);
     impl Agent for Relay {
-        async fn prompt(&self, req: PromptRequest) -> Result<PromptResponse, Error> {
+        async fn prompt(
+            &self,
+            req: PromptRequest,
+            _cx: RequestContext<AgentSide>,
+        ) -> Result<PromptResponse, Error> {
             self.0
                 .read_text_file(ReadTextFileRequest::new(req.session_id, "/x"))
                 .await?;

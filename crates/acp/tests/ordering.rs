@@ -28,12 +28,20 @@ impl Streamer {
 }
 
 impl Agent for Streamer {
-    async fn prompt(&self, req: PromptRequest) -> Result<PromptResponse, Error> {
+    async fn prompt(
+        &self,
+        req: PromptRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<PromptResponse, Error> {
         let n: usize = req.prompt[0].as_text().unwrap().parse().unwrap();
         self.stream(&req.session_id, n).await?;
         Ok(PromptResponse::new(StopReason::EndTurn))
     }
-    async fn load_session(&self, req: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
+    async fn load_session(
+        &self,
+        req: LoadSessionRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<LoadSessionResponse, Error> {
         let n: usize = req.session_id.as_str().parse().unwrap();
         self.stream(&req.session_id, n).await?;
         Ok(LoadSessionResponse::new())
@@ -55,7 +63,11 @@ struct Recorder {
 }
 
 impl Client for Recorder {
-    async fn session_notification(&self, n: SessionNotification) -> Result<(), Error> {
+    async fn session_notification(
+        &self,
+        n: SessionNotification,
+        _cx: NotificationContext<ClientSide>,
+    ) -> Result<(), Error> {
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);
         for _ in 0..self.yields {
@@ -177,7 +189,11 @@ async fn notification_handlers_never_overlap() {
 struct Journal(Arc<Mutex<Vec<String>>>);
 
 impl Client for Journal {
-    async fn session_notification(&self, n: SessionNotification) -> Result<(), Error> {
+    async fn session_notification(
+        &self,
+        n: SessionNotification,
+        _cx: NotificationContext<ClientSide>,
+    ) -> Result<(), Error> {
         if let SessionUpdate::ToolCall(call) = &n.update {
             // Slower than the reader, so a permission request that did not
             // wait would be handled first.
@@ -192,6 +208,7 @@ impl Client for Journal {
     async fn request_permission(
         &self,
         req: RequestPermissionRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<RequestPermissionResponse, Error> {
         self.0
             .lock()
@@ -204,7 +221,11 @@ impl Client for Journal {
 struct Asker(AgentSideConnection);
 
 impl Agent for Asker {
-    async fn prompt(&self, req: PromptRequest) -> Result<PromptResponse, Error> {
+    async fn prompt(
+        &self,
+        req: PromptRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<PromptResponse, Error> {
         for i in 0..8 {
             let id = format!("call-{i}");
             let call: ToolCall = typed(serde_json::json!({
@@ -255,7 +276,11 @@ async fn client_notifications_reach_the_agent_in_order() {
     #[derive(Clone, Default)]
     struct Sink(Arc<Mutex<Vec<String>>>, Arc<tokio::sync::Notify>);
     impl Agent for Sink {
-        async fn ext_notification(&self, n: ExtNotification) -> Result<(), Error> {
+        async fn ext_notification(
+            &self,
+            n: ExtNotification,
+            _cx: NotificationContext<AgentSide>,
+        ) -> Result<(), Error> {
             tokio::task::yield_now().await;
             let mut seen = self.0.lock().unwrap();
             seen.push(n.params.get().to_string());
@@ -277,12 +302,16 @@ async fn client_notifications_reach_the_agent_in_order() {
 
 /// An agent that announces something after answering `session/new`, and tries
 /// to after a failing `session/load`.
-struct Announcer(AgentSideConnection);
+struct Announcer;
 
 impl Agent for Announcer {
-    async fn new_session(&self, _: NewSessionRequest) -> Result<NewSessionResponse, Error> {
-        let conn = self.0.clone();
-        self.0.after_response(async move {
+    async fn new_session(
+        &self,
+        _: NewSessionRequest,
+        cx: RequestContext<AgentSide>,
+    ) -> Result<NewSessionResponse, Error> {
+        let conn = cx.peer().clone();
+        cx.after_response(async move {
             let update = SessionUpdate::agent_message("after the response");
             let _ = conn
                 .session_notification(SessionNotification::new("s-1", update))
@@ -290,9 +319,13 @@ impl Agent for Announcer {
         });
         Ok(NewSessionResponse::new("s-1"))
     }
-    async fn load_session(&self, _: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
-        let conn = self.0.clone();
-        self.0.after_response(async move {
+    async fn load_session(
+        &self,
+        _: LoadSessionRequest,
+        cx: RequestContext<AgentSide>,
+    ) -> Result<LoadSessionResponse, Error> {
+        let conn = cx.peer().clone();
+        cx.after_response(async move {
             let update = SessionUpdate::agent_message("must not be sent");
             let _ = conn
                 .session_notification(SessionNotification::new("s-1", update))
@@ -304,7 +337,7 @@ impl Agent for Announcer {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_response_work_follows_the_response_and_only_on_success() {
-    let (_conn, mut peer, _io) = raw_agent(ConnectionOptions::default(), Announcer);
+    let (_conn, mut peer, _io) = raw_agent(ConnectionOptions::default(), |_| Announcer);
     peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#)
         .await;
     let first = peer.recv_json().await;
@@ -324,4 +357,57 @@ async fn after_response_work_follows_the_response_and_only_on_success() {
     peer.send(r#"{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#)
         .await;
     assert_eq!(peer.recv_json().await["id"], 3);
+}
+
+/// An agent whose `session/new` leaves two pieces of work for after its
+/// response, and a task that leaves a third once the test has seen the
+/// response (so the handler has returned).
+struct Follower(Arc<tokio::sync::Notify>);
+
+impl Agent for Follower {
+    async fn new_session(
+        &self,
+        _: NewSessionRequest,
+        cx: RequestContext<AgentSide>,
+    ) -> Result<NewSessionResponse, Error> {
+        for text in ["first", "second"] {
+            let conn = cx.peer().clone();
+            cx.after_response(async move {
+                let update = SessionUpdate::agent_message(text);
+                let _ = conn
+                    .session_notification(SessionNotification::new("s-1", update))
+                    .await;
+            });
+        }
+        let late = cx.clone();
+        let go = self.0.clone();
+        tokio::spawn(async move {
+            go.notified().await;
+            let conn = late.peer().clone();
+            late.after_response(async move {
+                let update = SessionUpdate::agent_message("late");
+                let _ = conn
+                    .session_notification(SessionNotification::new("s-1", update))
+                    .await;
+            });
+        });
+        Ok(NewSessionResponse::new("s-1"))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_response_work_runs_in_the_order_given_and_late_work_at_once() {
+    let go = Arc::new(tokio::sync::Notify::new());
+    let (_conn, mut peer, _io) = raw_agent(ConnectionOptions::default(), |_| Follower(go.clone()));
+    peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#)
+        .await;
+    assert_eq!(peer.recv_json().await["id"], 1);
+    go.notify_one();
+    for text in ["first", "second", "late"] {
+        let update = peer.recv_json().await;
+        assert_eq!(
+            update["params"]["update"]["content"]["text"], text,
+            "{update}"
+        );
+    }
 }

@@ -5,12 +5,13 @@ use std::os::unix::process::ExitStatusExt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use acp::codec::{Frame, LineReader, LineWriter};
 use acp::process::{AgentCommand, AgentProcess, CommandLineError, STDERR_TAIL_LINES};
-use acp::transport::{BoxedReader, BoxedWriter, Transport};
+use acp::schema::{ErrorCode, ExtRequest, InitializeRequest, ProtocolVersion};
+use acp::{Client, ConnectionError, ConnectionOptions, Direction};
 use nix::errno::Errno;
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
+use tokio::sync::mpsc;
 
 /// Upper bound for anything that should happen "soon"; generous because test
 /// machines can be slow and busy.
@@ -46,51 +47,111 @@ fn is_gone(pid: i32) -> bool {
         .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']))
 }
 
-async fn next_line(reader: &mut LineReader<BoxedReader>) -> Option<String> {
-    match reader.next_frame().await.expect("read from agent") {
-        Some(Frame::Message(bytes)) => Some(String::from_utf8_lossy(bytes).into_owned()),
-        Some(Frame::TooLong { size }) => panic!("unexpected over-long line of {size} bytes"),
-        None => None,
+/// What the script wrote to its standard output, line by line (seen through
+/// the connection's tap: the engine reads the script's output as it would an
+/// agent's, and answers its non-JSON lines with parse errors, which the
+/// scripts here ignore).
+struct Lines(mpsc::UnboundedReceiver<String>);
+
+impl Lines {
+    async fn next(&mut self) -> Option<String> {
+        tokio::time::timeout(PATIENCE, self.0.recv())
+            .await
+            .expect("a line from the script")
     }
 }
 
-/// Spawns `command` and returns a reader of its stdout and the writer to its
-/// stdin (the agent sees end of input when the writer is dropped).
-fn spawn_script(command: AgentCommand) -> (LineReader<BoxedReader>, BoxedWriter, AgentProcess) {
-    let (transport, process) = command.spawn().expect("spawn");
-    let (reader, writer) = transport.into_parts();
-    (LineReader::new(reader, 1 << 20), writer, process)
+/// Connects to `command` with a client that answers nothing, and returns the
+/// script's output lines and the process.
+fn spawn_script(command: AgentCommand) -> (Lines, AgentProcess) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let options = ConnectionOptions::default().tap(move |event| {
+        if event.direction == Direction::Incoming {
+            let _ = tx.send(event.text().into_owned());
+        }
+    });
+    let process = command.connect(options, |_| Silent).expect("spawn");
+    (Lines(rx), process)
+}
+
+/// A client with every default: answers -32601 to whatever the agent asks.
+struct Silent;
+
+impl Client for Silent {}
+
+#[tokio::test]
+async fn a_request_makes_a_round_trip_through_cat() {
+    // `cat` sends our request back: our client answers it (-32601, it
+    // handles no extension method), `cat` sends that answer back, and it
+    // is the answer to our own request, which has the same id.
+    let (_lines, mut process) = spawn_script(AgentCommand::new("cat"));
+    assert!(process.id().is_some());
+    let request = ExtRequest::new("_test/echo", &serde_json::json!({"n": 1})).unwrap();
+    let err = tokio::time::timeout(PATIENCE, process.ext_method(request))
+        .await
+        .expect("an answer")
+        .expect_err("nobody handles the method");
+    assert_eq!(
+        err.remote().map(|e| e.code),
+        Some(ErrorCode::METHOD_NOT_FOUND),
+        "{err}"
+    );
+
+    // Shutting down closes cat's input: it exits normally, without a signal.
+    let status = tokio::time::timeout(PATIENCE, process.shutdown())
+        .await
+        .expect("cat exits")
+        .expect("shutdown");
+    assert!(status.success(), "{status:?}");
+    assert!(process.try_wait().expect("try_wait").is_some());
+    assert!(process.is_closed());
 }
 
 #[tokio::test]
-async fn cat_echoes_lines_through_the_transport() {
-    let (transport, mut process): (Transport, AgentProcess) =
-        AgentCommand::new("cat").spawn().expect("spawn cat");
-    assert!(process.id().is_some());
-    let (reader, writer) = transport.into_parts();
-    let mut writer = LineWriter::new(writer);
-    let mut reader = LineReader::new(reader, 1 << 20);
+async fn dropping_the_handle_closes_the_agents_input_first() {
+    // An agent that exits at the end of its input, and leaves a mark when
+    // it does: dropping the handle ends it that way, not with a signal.
+    let dir = tempdir();
+    let mark = dir.join("eof");
+    let script = format!("cat >/dev/null; echo eof > '{}'", mark.display());
+    let (_lines, process) = spawn_script(sh(&script).kill_grace(Duration::from_secs(20)));
+    drop(process);
+    assert!(
+        eventually(|| std::fs::read_to_string(&mark).is_ok_and(|s| s == "eof\n")).await,
+        "the agent never saw the end of its input"
+    );
+}
 
-    let lines: Vec<String> = (0..100)
-        .map(|i| format!("{{\"jsonrpc\":\"2.0\",\"id\":{i}}}"))
-        .collect();
-    for line in &lines {
-        writer.write_line(line.as_bytes()).await.expect("write");
-    }
-    writer.flush().await.expect("flush");
-    for line in &lines {
-        assert_eq!(next_line(&mut reader).await.as_deref(), Some(line.as_str()));
-    }
-
-    // Closing stdin makes cat exit normally.
-    drop(writer);
-    assert_eq!(next_line(&mut reader).await, None);
+#[tokio::test]
+async fn the_connection_ends_when_the_agent_exits() {
+    let (_lines, mut process) = spawn_script(sh("exit 5"));
+    tokio::time::timeout(PATIENCE, process.closed())
+        .await
+        .expect("the connection closes");
     let status = tokio::time::timeout(PATIENCE, process.wait())
         .await
-        .expect("cat exits")
+        .expect("exits")
         .expect("wait");
-    assert!(status.success());
-    assert!(process.try_wait().expect("try_wait").is_some());
+    assert_eq!(status.code(), Some(5));
+    let err = process
+        .initialize(InitializeRequest::new(ProtocolVersion::V1))
+        .await
+        .expect_err("closed");
+    assert!(matches!(err, ConnectionError::Closed), "{err:?}");
+}
+
+/// A fresh directory under the system's temp dir.
+fn tempdir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "acp-process-test-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 #[tokio::test]
@@ -102,7 +163,7 @@ async fn stderr_lines_reach_the_callback_in_order() {
          printf 'no newline at end' >&2",
     )
     .on_stderr(move |line| sink.lock().expect("lock").push(line.to_owned()));
-    let (_reader, _stdin, mut process) = spawn_script(command);
+    let (_lines, mut process) = spawn_script(command);
 
     let status = tokio::time::timeout(PATIENCE, process.wait())
         .await
@@ -123,7 +184,7 @@ async fn stderr_lines_reach_the_callback_in_order() {
 #[tokio::test]
 async fn stderr_goes_to_tracing_by_default() {
     // Only checks that the default handler does not get in the way.
-    let (_reader, _stdin, mut process) = spawn_script(sh("echo oops >&2; exit 3"));
+    let (_lines, mut process) = spawn_script(sh("echo oops >&2; exit 3"));
     let status = tokio::time::timeout(PATIENCE, process.wait())
         .await
         .expect("script exits")
@@ -134,8 +195,9 @@ async fn stderr_goes_to_tracing_by_default() {
 
 #[tokio::test]
 async fn dropping_the_process_kills_grandchildren() {
-    let (mut reader, stdin, process) = spawn_script(sh("sleep 300 & echo $!; wait"));
-    let grandchild: i32 = next_line(&mut reader)
+    let (mut lines, process) = spawn_script(sh("sleep 300 & echo $!; wait"));
+    let grandchild: i32 = lines
+        .next()
         .await
         .expect("grandchild pid")
         .parse()
@@ -143,7 +205,6 @@ async fn dropping_the_process_kills_grandchildren() {
     assert!(!is_gone(grandchild), "grandchild should be running");
 
     drop(process);
-    drop(stdin);
     assert!(
         eventually(|| is_gone(grandchild)).await,
         "grandchild survived"
@@ -154,8 +215,9 @@ async fn dropping_the_process_kills_grandchildren() {
 async fn dropping_the_process_kills_grandchildren_that_ignore_sigterm() {
     let command =
         sh("trap '' TERM; sleep 300 & echo $!; wait").kill_grace(Duration::from_millis(200));
-    let (mut reader, _stdin, process) = spawn_script(command);
-    let grandchild: i32 = next_line(&mut reader)
+    let (mut lines, process) = spawn_script(command);
+    let grandchild: i32 = lines
+        .next()
         .await
         .expect("grandchild pid")
         .parse()
@@ -171,8 +233,11 @@ async fn dropping_the_process_kills_grandchildren_that_ignore_sigterm() {
 
 #[tokio::test]
 async fn shutdown_stops_a_cooperative_agent_with_sigterm() {
-    let (mut reader, _stdin, mut process) = spawn_script(sh("echo ready; sleep 300"));
-    assert_eq!(next_line(&mut reader).await.as_deref(), Some("ready"));
+    // The agent does not exit at the end of its input: after the grace
+    // period it gets SIGTERM, and obeys.
+    let command = sh("echo ready; sleep 300").kill_grace(Duration::from_millis(300));
+    let (mut lines, mut process) = spawn_script(command);
+    assert_eq!(lines.next().await.as_deref(), Some("ready"));
     let status = tokio::time::timeout(PATIENCE, process.shutdown())
         .await
         .expect("shutdown finishes")
@@ -188,8 +253,8 @@ async fn shutdown_stops_a_cooperative_agent_with_sigterm() {
 async fn shutdown_kills_an_agent_that_ignores_sigterm() {
     let command = sh("trap '' TERM; echo ready; while :; do sleep 1; done")
         .kill_grace(Duration::from_millis(300));
-    let (mut reader, _stdin, mut process) = spawn_script(command);
-    assert_eq!(next_line(&mut reader).await.as_deref(), Some("ready"));
+    let (mut lines, mut process) = spawn_script(command);
+    assert_eq!(lines.next().await.as_deref(), Some("ready"));
     let status = tokio::time::timeout(PATIENCE, process.shutdown())
         .await
         .expect("shutdown finishes")
@@ -199,13 +264,13 @@ async fn shutdown_kills_an_agent_that_ignores_sigterm() {
         Some(libc_signal(nix::sys::signal::Signal::SIGKILL))
     );
     // The stdout pipe closes once everything in the group is gone.
-    let eof = tokio::time::timeout(PATIENCE, next_line(&mut reader)).await;
+    let eof = tokio::time::timeout(PATIENCE, lines.next()).await;
     assert_eq!(eof.expect("stdout closes"), None);
 }
 
 #[tokio::test]
 async fn shutdown_after_exit_returns_the_status() {
-    let (_reader, _stdin, mut process) = spawn_script(sh("exit 7"));
+    let (_lines, mut process) = spawn_script(sh("exit 7"));
     let status = tokio::time::timeout(PATIENCE, process.wait())
         .await
         .expect("script exits")
@@ -220,9 +285,9 @@ async fn shutdown_after_exit_returns_the_status() {
 
 #[tokio::test]
 async fn kill_ends_the_group_at_once() {
-    let (mut reader, _stdin, mut process) =
-        spawn_script(sh("trap '' TERM; sleep 300 & echo $!; wait"));
-    let grandchild: i32 = next_line(&mut reader)
+    let (mut lines, mut process) = spawn_script(sh("trap '' TERM; sleep 300 & echo $!; wait"));
+    let grandchild: i32 = lines
+        .next()
         .await
         .expect("grandchild pid")
         .parse()
@@ -251,10 +316,10 @@ async fn environment_and_working_directory() {
         .env("ACP_TEST_A", "one")
         .envs([("ACP_TEST_B", "two words")])
         .current_dir(&dir);
-    let (mut reader, _stdin, mut process) = spawn_script(command);
-    assert_eq!(next_line(&mut reader).await.as_deref(), Some("one"));
-    assert_eq!(next_line(&mut reader).await.as_deref(), Some("two words"));
-    let pwd = next_line(&mut reader).await.expect("pwd");
+    let (mut lines, mut process) = spawn_script(command);
+    assert_eq!(lines.next().await.as_deref(), Some("one"));
+    assert_eq!(lines.next().await.as_deref(), Some("two words"));
+    let pwd = lines.next().await.expect("pwd");
     assert_eq!(std::path::Path::new(&pwd).canonicalize().expect("pwd"), dir);
     process.wait().await.expect("wait");
 }
@@ -265,19 +330,19 @@ async fn env_clear_starts_from_an_empty_environment() {
     let command = sh("echo \"${PATH:-unset}\"; echo \"$ONLY\"")
         .env_clear()
         .env("ONLY", "this");
-    let (mut reader, _stdin, mut process) = spawn_script(command);
-    let path = next_line(&mut reader).await.expect("path line");
+    let (mut lines, mut process) = spawn_script(command);
+    let path = lines.next().await.expect("path line");
     // Some shells set a default PATH of their own when it is unset, so only
     // check that ours was not inherited.
     assert_ne!(Some(path.as_str()), std::env::var("PATH").ok().as_deref());
-    assert_eq!(next_line(&mut reader).await.as_deref(), Some("this"));
+    assert_eq!(lines.next().await.as_deref(), Some("this"));
     process.wait().await.expect("wait");
 }
 
 #[tokio::test]
 async fn missing_program_is_not_found() {
     let err = AgentCommand::new("acp-test-no-such-program-7f3a")
-        .spawn()
+        .connect(ConnectionOptions::default(), |_| Silent)
         .expect_err("must fail");
     assert_eq!(err.kind(), io::ErrorKind::NotFound);
     assert!(
@@ -335,11 +400,8 @@ fn parse_rejects_empty_and_unbalanced_lines() {
 async fn parsed_command_runs() {
     let command =
         AgentCommand::parse("/bin/sh -c 'echo \"$0 $1\"' 'first arg' second").expect("parse");
-    let (mut reader, _stdin, mut process) = spawn_script(command);
-    assert_eq!(
-        next_line(&mut reader).await.as_deref(),
-        Some("first arg second")
-    );
+    let (mut lines, mut process) = spawn_script(command);
+    assert_eq!(lines.next().await.as_deref(), Some("first arg second"));
     process.wait().await.expect("wait");
 }
 

@@ -72,7 +72,11 @@ async fn the_tap_sees_every_line_with_its_direction() {
 async fn both_taps_of_a_pair_agree() {
     struct Talker(AgentSideConnection);
     impl Agent for Talker {
-        async fn prompt(&self, req: PromptRequest) -> Result<PromptResponse, Error> {
+        async fn prompt(
+            &self,
+            req: PromptRequest,
+            _cx: RequestContext<AgentSide>,
+        ) -> Result<PromptResponse, Error> {
             for i in 0..50 {
                 self.0
                     .session_notification(message(&req.session_id, i.to_string()))

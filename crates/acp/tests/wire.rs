@@ -18,19 +18,35 @@ use support::*;
 struct WireAgent;
 
 impl Agent for WireAgent {
-    async fn logout(&self, _: LogoutRequest) -> Result<LogoutResponse, Error> {
+    async fn logout(
+        &self,
+        _: LogoutRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<LogoutResponse, Error> {
         Ok(LogoutResponse::new())
     }
-    async fn new_session(&self, _: NewSessionRequest) -> Result<NewSessionResponse, Error> {
+    async fn new_session(
+        &self,
+        _: NewSessionRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<NewSessionResponse, Error> {
         Err(Error::auth_required().data(json!({"authMethods": ["token"], "hint": "log in"})))
     }
-    async fn prompt(&self, req: PromptRequest) -> Result<PromptResponse, Error> {
+    async fn prompt(
+        &self,
+        req: PromptRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<PromptResponse, Error> {
         if req.prompt.first().and_then(ContentBlock::as_text) == Some("panic") {
             panic!("the prompt handler panics on purpose");
         }
         Ok(PromptResponse::new(StopReason::EndTurn))
     }
-    async fn ext_method(&self, req: ExtRequest) -> Result<ExtResponse, Error> {
+    async fn ext_method(
+        &self,
+        req: ExtRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<ExtResponse, Error> {
         if &*req.method == "_test/hang" {
             pending::<()>().await;
         }
@@ -182,7 +198,47 @@ async fn objects_that_are_not_messages_are_invalid_requests_with_their_id() {
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request","data":"request id must be an integer, not a fraction"}}"#,
     )
     .await;
+    // An integer past 64 bits is not called a fraction.
+    exchange(
+        &mut peer,
+        r#"{"jsonrpc":"2.0","id":18446744073709551617,"method":"logout"}"#,
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request","data":"request id is out of the 64-bit integer range"}}"#,
+    )
+    .await;
+    // `1e400` is valid JSON (too large for any number type): an invalid
+    // request, not a parse error.
+    exchange(
+        &mut peer,
+        r#"{"jsonrpc":"2.0","id":1e400,"method":"logout"}"#,
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request","data":"the message cannot be read: number out of range"}}"#,
+    )
+    .await;
     still_serving(&mut peer, 7).await;
+}
+
+#[tokio::test]
+async fn integral_ids_in_any_notation_are_integers() {
+    let mut peer = peer();
+    // `-0` is an integer: answered with the id 0 (the same number).
+    exchange(
+        &mut peer,
+        r#"{"jsonrpc":"2.0","id":-0,"method":"logout","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":0,"result":{}}"#,
+    )
+    .await;
+    exchange(
+        &mut peer,
+        r#"{"jsonrpc":"2.0","id":1e2,"method":"logout","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":100,"result":{}}"#,
+    )
+    .await;
+    exchange(
+        &mut peer,
+        r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"logout","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":-9223372036854775808,"result":{}}"#,
+    )
+    .await;
+    still_serving(&mut peer, 8).await;
 }
 
 #[tokio::test]
@@ -372,10 +428,24 @@ async fn params_that_do_not_decode_get_invalid_params_naming_the_field() {
     exchange(
         &mut peer,
         r#"{"jsonrpc":"2.0","id":5,"method":"logout","params":"x"}"#,
-        r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Invalid params","data":{"path":"","message":"invalid type: string \"x\", expected struct LogoutRequest"}}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Invalid params","data":{"path":"","message":"params must be a JSON object, not a string"}}}"#,
     )
     .await;
-    still_serving(&mut peer, 6).await;
+    // JSON-RPC allows params by position; ACP's are always objects, and an
+    // array must not be read into the struct field by field.
+    exchange(
+        &mut peer,
+        r#"{"jsonrpc":"2.0","id":6,"method":"session/prompt","params":["s",[]]}"#,
+        r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"Invalid params","data":{"path":"","message":"params must be a JSON object, not an array"}}}"#,
+    )
+    .await;
+    exchange(
+        &mut peer,
+        r#"{"jsonrpc":"2.0","id":7,"method":"logout","params":[]}"#,
+        r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Invalid params","data":{"path":"","message":"params must be a JSON object, not an array"}}}"#,
+    )
+    .await;
+    still_serving(&mut peer, 8).await;
 }
 
 #[tokio::test]
@@ -516,16 +586,28 @@ async fn a_panicking_handler_gets_internal_error_and_the_connection_lives_on() {
 async fn a_panicking_notification_handler_does_not_stop_the_lane() {
     struct Fragile;
     impl Agent for Fragile {
-        async fn logout(&self, _: LogoutRequest) -> Result<LogoutResponse, Error> {
+        async fn logout(
+            &self,
+            _: LogoutRequest,
+            _cx: RequestContext<AgentSide>,
+        ) -> Result<LogoutResponse, Error> {
             Ok(LogoutResponse::new())
         }
-        async fn ext_notification(&self, n: ExtNotification) -> Result<(), Error> {
+        async fn ext_notification(
+            &self,
+            n: ExtNotification,
+            _cx: NotificationContext<AgentSide>,
+        ) -> Result<(), Error> {
             if &*n.method == "_test/boom" {
                 panic!("notification handler panics on purpose");
             }
             Ok(())
         }
-        async fn ext_method(&self, _: ExtRequest) -> Result<ExtResponse, Error> {
+        async fn ext_method(
+            &self,
+            _: ExtRequest,
+            _cx: RequestContext<AgentSide>,
+        ) -> Result<ExtResponse, Error> {
             Ok(ExtResponse::new(&"after").unwrap())
         }
     }
@@ -666,7 +748,11 @@ async fn responses_fail_or_fulfil_the_pending_request() {
 struct Pretty;
 
 impl Agent for Pretty {
-    async fn ext_method(&self, _: ExtRequest) -> Result<ExtResponse, Error> {
+    async fn ext_method(
+        &self,
+        _: ExtRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<ExtResponse, Error> {
         let raw = serde_json::value::RawValue::from_string("{\n  \"a\": [1,\n 2]\n}".into());
         Ok(ExtResponse(raw.unwrap()))
     }

@@ -10,8 +10,8 @@
 
 use super::{CodingAgent, Session};
 use crate::llm::{Message, ModelEvent};
-use acp::CancellationToken;
 use acp::schema::*;
+use acp::{CancellationToken, RequestContext};
 
 /// A slash command typed at the start of a prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,10 +78,14 @@ impl CodingAgent {
     /// Announces the commands of the new session `session_id` right after
     /// the response of the request being handled (`session/new`), if that
     /// request succeeds.
-    pub(super) fn announce_commands_after_response(&self, session_id: &SessionId) {
-        let conn = self.conn.clone();
+    pub(super) fn announce_commands_after_response(
+        &self,
+        session_id: &SessionId,
+        cx: &RequestContext<AgentSide>,
+    ) {
+        let conn = cx.peer().clone();
         let notification = SessionNotification::new(session_id.clone(), available_commands());
-        self.conn.after_response(async move {
+        cx.after_response(async move {
             // A failure means the client went away.
             let _ = conn.session_notification(notification).await;
         });

@@ -25,7 +25,7 @@ use crate::llm::{LlmClient, Message};
 use crate::mcp::McpServers;
 use crate::store::Store;
 use acp::schema::*;
-use acp::{Agent, AgentSideConnection};
+use acp::{Agent, AgentSideConnection, CancellationToken, RequestContext};
 use serde_json::json;
 use settings::Settings;
 use std::collections::HashMap;
@@ -51,6 +51,9 @@ struct Session {
     /// What the model calls cost so far, in US dollars, when the provider
     /// reports costs (since the session was opened in this process).
     cost: Mutex<Option<f64>>,
+    /// The cancellation of the running turn, from its request's context, so
+    /// that closing or deleting the session stops it.
+    turn: Mutex<Option<CancellationToken>>,
 }
 
 impl Session {
@@ -164,7 +167,11 @@ impl CodingAgent {
 }
 
 impl Agent for CodingAgent {
-    async fn initialize(&self, args: InitializeRequest) -> Result<InitializeResponse, Error> {
+    async fn initialize(
+        &self,
+        args: InitializeRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<InitializeResponse, Error> {
         *lock(&self.client_caps) = args.client_capabilities;
         let version = if args.protocol_version < ProtocolVersion::LATEST {
             args.protocol_version
@@ -207,7 +214,11 @@ impl Agent for CodingAgent {
             ))
     }
 
-    async fn authenticate(&self, args: AuthenticateRequest) -> Result<AuthenticateResponse, Error> {
+    async fn authenticate(
+        &self,
+        args: AuthenticateRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<AuthenticateResponse, Error> {
         if args.method_id.as_str() != AUTH_METHOD_ID {
             return Err(invalid_params(format!(
                 "unknown auth method {}",
@@ -220,17 +231,26 @@ impl Agent for CodingAgent {
         }
     }
 
-    async fn new_session(&self, args: NewSessionRequest) -> Result<NewSessionResponse, Error> {
-        self.create_session(args).await
+    async fn new_session(
+        &self,
+        args: NewSessionRequest,
+        cx: RequestContext<AgentSide>,
+    ) -> Result<NewSessionResponse, Error> {
+        self.create_session(args, &cx).await
     }
 
-    async fn load_session(&self, args: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
+    async fn load_session(
+        &self,
+        args: LoadSessionRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<LoadSessionResponse, Error> {
         self.load_stored_session(args).await
     }
 
     async fn resume_session(
         &self,
         args: ResumeSessionRequest,
+        _cx: RequestContext<AgentSide>,
     ) -> Result<ResumeSessionResponse, Error> {
         self.resume_stored_session(args).await
     }
@@ -238,6 +258,7 @@ impl Agent for CodingAgent {
     async fn list_sessions(
         &self,
         args: ListSessionsRequest,
+        _cx: RequestContext<AgentSide>,
     ) -> Result<ListSessionsResponse, Error> {
         self.list_stored_sessions(args)
     }
@@ -245,6 +266,7 @@ impl Agent for CodingAgent {
     async fn close_session(
         &self,
         args: CloseSessionRequest,
+        _cx: RequestContext<AgentSide>,
     ) -> Result<CloseSessionResponse, Error> {
         self.close_open_session(args)
     }
@@ -252,6 +274,7 @@ impl Agent for CodingAgent {
     async fn delete_session(
         &self,
         args: DeleteSessionRequest,
+        _cx: RequestContext<AgentSide>,
     ) -> Result<DeleteSessionResponse, Error> {
         self.delete_stored_session(args)
     }
@@ -259,6 +282,7 @@ impl Agent for CodingAgent {
     async fn set_session_mode(
         &self,
         args: SetSessionModeRequest,
+        _cx: RequestContext<AgentSide>,
     ) -> Result<SetSessionModeResponse, Error> {
         self.change_mode(args).await
     }
@@ -266,11 +290,16 @@ impl Agent for CodingAgent {
     async fn set_session_config_option(
         &self,
         args: SetSessionConfigOptionRequest,
+        _cx: RequestContext<AgentSide>,
     ) -> Result<SetSessionConfigOptionResponse, Error> {
         self.change_config_option(args).await
     }
 
-    async fn prompt(&self, args: PromptRequest) -> Result<PromptResponse, Error> {
-        self.run_prompt(args).await
+    async fn prompt(
+        &self,
+        args: PromptRequest,
+        cx: RequestContext<AgentSide>,
+    ) -> Result<PromptResponse, Error> {
+        self.run_prompt(args, cx.cancellation()).await
     }
 }

@@ -8,6 +8,7 @@ use crate::config::ModelRef;
 use crate::llm::Message;
 use crate::mcp::McpServers;
 use crate::store::{StoredSession, now_ms, rfc3339};
+use acp::RequestContext;
 use acp::schema::*;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -32,7 +33,17 @@ impl Session {
             title: Mutex::new(title),
             history: tokio::sync::Mutex::new(history),
             cost: Mutex::new(None),
+            turn: Mutex::new(None),
         })
+    }
+}
+
+impl Session {
+    /// Cancels the running turn, if any.
+    fn cancel_turn(&self) {
+        if let Some(turn) = lock(&self.turn).as_ref() {
+            turn.cancel();
+        }
     }
 }
 
@@ -69,6 +80,7 @@ impl CodingAgent {
     pub(super) async fn create_session(
         &self,
         args: NewSessionRequest,
+        cx: &RequestContext<AgentSide>,
     ) -> Result<NewSessionResponse, Error> {
         let model = self.default_model()?;
         let cwd = absolute(&args.cwd)?;
@@ -87,7 +99,7 @@ impl CodingAgent {
             .map_err(internal)?;
         let session = Session::open(cwd, settings, None, Vec::new(), &args.mcp_servers).await;
         lock(&self.sessions).insert(id.clone(), session);
-        self.announce_commands_after_response(&id);
+        self.announce_commands_after_response(&id, cx);
         Ok(NewSessionResponse::new(id)
             .modes(Self::modes(Mode::Ask))
             .config_options(options))
@@ -210,8 +222,11 @@ impl CodingAgent {
         &self,
         args: CloseSessionRequest,
     ) -> Result<CloseSessionResponse, Error> {
-        self.conn.cancellation(&args.session_id).cancel();
-        let was_open = lock(&self.sessions).remove(&args.session_id).is_some();
+        let open = lock(&self.sessions).remove(&args.session_id);
+        let was_open = open.is_some();
+        if let Some(session) = open {
+            session.cancel_turn();
+        }
         let stored = self
             .store
             .get(args.session_id.as_str())
@@ -228,8 +243,9 @@ impl CodingAgent {
         &self,
         args: DeleteSessionRequest,
     ) -> Result<DeleteSessionResponse, Error> {
-        self.conn.cancellation(&args.session_id).cancel();
-        lock(&self.sessions).remove(&args.session_id);
+        if let Some(session) = lock(&self.sessions).remove(&args.session_id) {
+            session.cancel_turn();
+        }
         let existed = self
             .store
             .delete(args.session_id.as_str())

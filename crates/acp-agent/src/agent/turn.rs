@@ -15,13 +15,17 @@ use serde_json::json;
 
 impl CodingAgent {
     /// `session/prompt`: runs a turn (or a slash command) and stores it.
-    pub(super) async fn run_prompt(&self, args: PromptRequest) -> Result<PromptResponse, Error> {
+    pub(super) async fn run_prompt(
+        &self,
+        args: PromptRequest,
+        cancel: CancellationToken,
+    ) -> Result<PromptResponse, Error> {
         let session = self.session(&args.session_id)?;
-        let cancel = self.conn.cancellation(&args.session_id);
         let Ok(mut history) = session.history.try_lock() else {
             return Err(Error::invalid_request()
                 .data(json!({"message": "a prompt turn is already running in this session"})));
         };
+        *lock(&session.turn) = Some(cancel.clone());
         lock(&session.journal).clear();
         let mcp_errors = std::mem::take(&mut *lock(&session.mcp_errors));
         for e in mcp_errors {

@@ -1,8 +1,8 @@
 //! The recording test client: real files on disk, real processes for
 //! terminals, a fixed answer to permission requests.
 
-use acp::Client;
 use acp::schema::*;
+use acp::{Client, NotificationContext, RequestContext};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -91,7 +91,11 @@ impl TestClient {
 }
 
 impl Client for TestClient {
-    async fn session_notification(&self, n: SessionNotification) -> Result<(), Error> {
+    async fn session_notification(
+        &self,
+        n: SessionNotification,
+        _cx: NotificationContext<ClientSide>,
+    ) -> Result<(), Error> {
         self.rec.updates.lock().unwrap().push(n.update);
         Ok(())
     }
@@ -99,6 +103,7 @@ impl Client for TestClient {
     async fn request_permission(
         &self,
         args: RequestPermissionRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<RequestPermissionResponse, Error> {
         self.rec.permissions.lock().unwrap().push(args);
         let choice = self.permission_choice.lock().unwrap().clone();
@@ -108,6 +113,7 @@ impl Client for TestClient {
     async fn read_text_file(
         &self,
         args: ReadTextFileRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<ReadTextFileResponse, Error> {
         self.rec.reads.lock().unwrap().push(args.path.clone());
         let text = std::fs::read_to_string(&args.path).map_err(|e| {
@@ -127,6 +133,7 @@ impl Client for TestClient {
     async fn write_text_file(
         &self,
         args: WriteTextFileRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<WriteTextFileResponse, Error> {
         self.rec
             .writes
@@ -141,6 +148,7 @@ impl Client for TestClient {
     async fn create_terminal(
         &self,
         args: CreateTerminalRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<CreateTerminalResponse, Error> {
         self.rec
             .terminals_created
@@ -196,6 +204,7 @@ impl Client for TestClient {
     async fn wait_for_terminal_exit(
         &self,
         args: WaitForTerminalExitRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<WaitForTerminalExitResponse, Error> {
         let mut rx = self.rec.terminals.lock().unwrap()[args.terminal_id.as_str()]
             .exit
@@ -220,6 +229,7 @@ impl Client for TestClient {
     async fn terminal_output(
         &self,
         args: TerminalOutputRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<TerminalOutputResponse, Error> {
         let terms = self.rec.terminals.lock().unwrap();
         let t = &terms[args.terminal_id.as_str()];
@@ -236,6 +246,7 @@ impl Client for TestClient {
     async fn kill_terminal(
         &self,
         args: KillTerminalRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<KillTerminalResponse, Error> {
         self.rec
             .kills
@@ -251,6 +262,7 @@ impl Client for TestClient {
     async fn release_terminal(
         &self,
         args: ReleaseTerminalRequest,
+        _cx: RequestContext<ClientSide>,
     ) -> Result<ReleaseTerminalResponse, Error> {
         self.rec
             .releases

@@ -97,11 +97,11 @@ pub async fn start_agent_with(
     for (k, v) in env {
         cmd = cmd.env(k, v);
     }
-    let (transport, process) = cmd.spawn().unwrap();
     let c2 = client.clone();
-    let (conn, io) =
-        ClientSideConnection::new(transport, ConnectionOptions::default(), move |_| c2);
-    tokio::spawn(io);
+    let process = cmd
+        .connect(ConnectionOptions::default(), move |_| c2)
+        .unwrap();
+    let conn = process.connection().clone();
     Running {
         conn,
         process,

@@ -51,7 +51,9 @@
 //! per turn).
 
 use acp::schema::*;
-use acp::{Agent, AgentSideConnection, Transport};
+use acp::{
+    Agent, AgentSideConnection, CancellationToken, NotificationContext, RequestContext, Transport,
+};
 use std::io::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -167,7 +169,12 @@ impl TestAgent {
             .unwrap_or_default()
     }
 
-    async fn turn(&self, s: &SessionId, req: &PromptRequest) -> Result<StopReason, Error> {
+    async fn turn(
+        &self,
+        s: &SessionId,
+        req: &PromptRequest,
+        cancel: &CancellationToken,
+    ) -> Result<StopReason, Error> {
         let text = req
             .prompt
             .iter()
@@ -338,7 +345,6 @@ impl TestAgent {
                 .await?;
             }
             "slow" => {
-                let cancel = self.conn.cancellation(s);
                 for tick in 1..=300 {
                     self.say(s, &format!("tick {tick}\n")).await?;
                     tokio::select! {
@@ -495,7 +501,11 @@ fn describe(e: &acp::ConnectionError) -> String {
 }
 
 impl Agent for TestAgent {
-    async fn initialize(&self, request: InitializeRequest) -> Result<InitializeResponse, Error> {
+    async fn initialize(
+        &self,
+        request: InitializeRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<InitializeResponse, Error> {
         log("initialize");
         log(&format!("pid {}", std::process::id()));
         let version = std::env::var("ACP_TEST_AGENT_PROTOCOL")
@@ -533,7 +543,11 @@ impl Agent for TestAgent {
             .agent_info(Implementation::new("acp-test-agent", "0.1.0")))
     }
 
-    async fn authenticate(&self, req: AuthenticateRequest) -> Result<AuthenticateResponse, Error> {
+    async fn authenticate(
+        &self,
+        req: AuthenticateRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<AuthenticateResponse, Error> {
         log(&format!("authenticate {}", req.method_id));
         if req.method_id.as_str() != "test-login" {
             return Err(Error::new(ErrorCode::INVALID_PARAMS, "unknown auth method"));
@@ -542,7 +556,11 @@ impl Agent for TestAgent {
         Ok(AuthenticateResponse::new())
     }
 
-    async fn new_session(&self, req: NewSessionRequest) -> Result<NewSessionResponse, Error> {
+    async fn new_session(
+        &self,
+        req: NewSessionRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<NewSessionResponse, Error> {
         log("session/new");
         if env_flag("ACP_TEST_AGENT_REQUIRE_AUTH") && !self.authenticated.load(Ordering::Relaxed) {
             return Err(Error::auth_required());
@@ -576,7 +594,11 @@ impl Agent for TestAgent {
             .config_options(extras.config_options()))
     }
 
-    async fn list_sessions(&self, req: ListSessionsRequest) -> Result<ListSessionsResponse, Error> {
+    async fn list_sessions(
+        &self,
+        req: ListSessionsRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<ListSessionsResponse, Error> {
         log(&format!(
             "session/list {}",
             req.cursor.as_deref().unwrap_or("-")
@@ -603,6 +625,7 @@ impl Agent for TestAgent {
     async fn set_session_mode(
         &self,
         req: SetSessionModeRequest,
+        _cx: RequestContext<AgentSide>,
     ) -> Result<SetSessionModeResponse, Error> {
         log(&format!("session/set_mode {}", req.mode_id));
         let id = req.mode_id.to_string();
@@ -618,6 +641,7 @@ impl Agent for TestAgent {
     async fn set_session_config_option(
         &self,
         req: SetSessionConfigOptionRequest,
+        _cx: RequestContext<AgentSide>,
     ) -> Result<SetSessionConfigOptionResponse, Error> {
         let value = match &req.value {
             SessionConfigValue::ValueId(v) => v.to_string(),
@@ -646,7 +670,11 @@ impl Agent for TestAgent {
         Ok(SetSessionConfigOptionResponse::new(options))
     }
 
-    async fn load_session(&self, req: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
+    async fn load_session(
+        &self,
+        req: LoadSessionRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<LoadSessionResponse, Error> {
         log(&format!("session/load {}", req.session_id));
         self.cwds
             .lock()
@@ -662,6 +690,7 @@ impl Agent for TestAgent {
     async fn resume_session(
         &self,
         req: ResumeSessionRequest,
+        _cx: RequestContext<AgentSide>,
     ) -> Result<ResumeSessionResponse, Error> {
         log(&format!("session/resume {}", req.session_id));
         self.cwds
@@ -671,9 +700,13 @@ impl Agent for TestAgent {
         Ok(ResumeSessionResponse::new())
     }
 
-    async fn prompt(&self, req: PromptRequest) -> Result<PromptResponse, Error> {
+    async fn prompt(
+        &self,
+        req: PromptRequest,
+        cx: RequestContext<AgentSide>,
+    ) -> Result<PromptResponse, Error> {
         log("session/prompt");
-        let stop = self.turn(&req.session_id, &req).await?;
+        let stop = self.turn(&req.session_id, &req, &cx.cancellation()).await?;
         if extras_on() {
             let turns = {
                 let mut extras = self.extras.lock().unwrap();
@@ -689,7 +722,11 @@ impl Agent for TestAgent {
         Ok(PromptResponse::new(stop))
     }
 
-    async fn cancel(&self, _: CancelNotification) -> Result<(), Error> {
+    async fn cancel(
+        &self,
+        _: CancelNotification,
+        _cx: NotificationContext<AgentSide>,
+    ) -> Result<(), Error> {
         log("session/cancel");
         Ok(())
     }

@@ -16,6 +16,8 @@ use std::fmt::Debug;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+pub mod official;
+
 // ---------------------------------------------------------------------------
 // Schema files
 
@@ -71,18 +73,16 @@ impl SchemaFile {
     }
 }
 
-/// `<repo>/../shared/schema`: the read-only official schemas, beside the clone.
+/// The directory of the official schemas (`seed/`, `latest/`,
+/// `latest/npm-sdk-2.4.0/`): `$ACP_SCHEMA_DIR` when set, else the cache under
+/// `target/official-schemas/`, downloaded from the npm registry on first use
+/// (see [`official`]).
 pub fn schema_dir() -> PathBuf {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = repo.join("../shared/schema");
-    assert!(
-        dir.join("latest/schema.json").is_file(),
-        "the official ACP schemas were not found at {} (expected `shared/schema/` beside the \
-         repository, with seed/, latest/ and latest/npm-sdk-2.4.0/); these tests check the types \
-         against them and cannot run without them",
-        dir.display()
-    );
-    dir
+    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    match DIR.get_or_init(official::resolve) {
+        Ok(dir) => dir.clone(),
+        Err(e) => panic!("the official ACP schemas are not available: {e}"),
+    }
 }
 
 fn read_json(path: PathBuf) -> Value {

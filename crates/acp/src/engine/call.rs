@@ -8,7 +8,15 @@
 //! machine (no `async` block), so thousands of calls in flight at once
 //! (`join_all`, `FuturesUnordered`) take little memory.
 
-use super::*;
+use super::incoming::{IN_NOTIFICATION, LaneState, Payload};
+use super::outbox::{OutNotification, OutRequest, Refused};
+use super::{Engine, Shared, lock};
+use crate::error::ConnectionError;
+use acp_schema::{CancelRequestNotification, Error, Notification};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 /// What a pending request receives: its response, still undecoded (the caller
@@ -31,7 +39,11 @@ impl From<Payload<'_>> for Reply {
 }
 
 impl Reply {
-    fn into_result(self) -> Result<Box<RawValue>, ConnectionError> {
+    /// The caller's outcome; `closed` is the close's cause.
+    fn into_result(
+        self,
+        closed: impl FnOnce() -> ConnectionError,
+    ) -> Result<Box<RawValue>, ConnectionError> {
         match self {
             Reply::Result(raw) => Ok(raw),
             Reply::Error(err) => Err(ConnectionError::Remote(*err)),
@@ -39,7 +51,7 @@ impl Reply {
                 path: String::new(),
                 message: message.into(),
             })),
-            Reply::Closed => Err(ConnectionError::Closed),
+            Reply::Closed => Err(closed()),
         }
     }
 }
@@ -98,7 +110,6 @@ type IdMap<V> = HashMap<i64, V, std::hash::BuildHasherDefault<IdHasher>>;
 /// from the call until its future completes or is dropped.
 #[derive(Default)]
 pub(super) struct PendingTable {
-    closed: bool,
     map: IdMap<Pending>,
 }
 
@@ -122,10 +133,9 @@ impl PendingTable {
         }
     }
 
-    /// Refuses new requests and fails every waiting one with
-    /// [`Reply::Closed`]; returns the wakers to wake.
-    pub(super) fn close(&mut self) -> Vec<Waker> {
-        self.closed = true;
+    /// Fails every waiting request with [`Reply::Closed`]; returns the
+    /// wakers to wake.
+    fn fail_waiting(&mut self) -> Vec<Waker> {
         let mut wakers = Vec::new();
         for pending in self.map.values_mut() {
             if let Slot::Waiting(waker) = &mut pending.slot {
@@ -137,13 +147,21 @@ impl PendingTable {
     }
 }
 
-impl RpcConnection {
-    /// Hands a reply that waited on the notification lane to its caller.
-    pub(super) fn deliver(&self, delivery: Delivery) {
-        let waker = lock(&self.shared.pending).fill(delivery.id, delivery.reply);
-        if let Some(waker) = waker {
-            waker.wake();
-        }
+/// Hands a reply to its caller (from the reader, or from the lane once the
+/// notifications ahead of it were handled).
+pub(super) fn deliver(shared: &Shared, delivery: Delivery) {
+    let waker = lock(&shared.pending).fill(delivery.id, delivery.reply);
+    if let Some(waker) = waker {
+        waker.wake();
+    }
+}
+
+/// Fails every waiting request at the close (which is already recorded, so
+/// no request registers after this).
+pub(super) fn fail_all(shared: &Shared) {
+    let waiting = lock(&shared.pending).fail_waiting();
+    for waker in waiting {
+        waker.wake();
     }
 }
 
@@ -152,7 +170,7 @@ impl RpcConnection {
 /// waits for the response. Dropped before the response, it sends
 /// `$/cancel_request`.
 pub(super) struct Call<'a> {
-    conn: &'a RpcConnection,
+    conn: &'a Engine,
     id: i64,
     stage: Stage,
     /// Counts the call among notification handlers waiting on the peer
@@ -176,10 +194,21 @@ impl<'a> Call<'a> {
     /// for room would bound nothing: a request's line exists until it is
     /// written, in the queue or in the caller's future; and the caller holds
     /// the future to get the response.)
-    pub(super) fn start(conn: &'a RpcConnection, id: i64, message: &impl Serialize) -> Self {
+    pub(super) fn start<P: Serialize + ?Sized>(
+        conn: &'a Engine,
+        id: i64,
+        method: &str,
+        params: &P,
+    ) -> Self {
         let immediate = IN_NOTIFICATION
             .try_with(|c| *c == conn.id())
             .unwrap_or(false);
+        let message = OutRequest {
+            jsonrpc: "2.0",
+            id,
+            method,
+            params,
+        };
         let mut call = Call {
             conn,
             id,
@@ -190,7 +219,7 @@ impl<'a> Call<'a> {
             // Registered before the line is queued, so the response cannot
             // arrive first.
             let mut table = lock(&conn.shared.pending);
-            if table.closed {
+            if conn.is_closed() {
                 call.stage = Stage::Closed;
                 return call;
             }
@@ -202,10 +231,14 @@ impl<'a> Call<'a> {
                 },
             );
         }
-        call.stage = match conn.shared.outbox.push_message_now(message) {
+        call.stage = match conn
+            .shared
+            .outbox
+            .push_message_now(&conn.shared.closed, &message)
+        {
             Ok(()) => {
                 if immediate {
-                    call.in_notification = Some(WaitingInNotification::new(&conn.shared));
+                    call.in_notification = Some(WaitingInNotification::new(&conn.shared.lane));
                 }
                 Stage::Sent
             }
@@ -236,7 +269,7 @@ impl std::future::Future for Call<'_> {
                 let mut table = lock(&this.conn.shared.pending);
                 let Some(pending) = table.map.get_mut(&this.id) else {
                     // Only this future removes its entry.
-                    return Poll::Ready(Err(ConnectionError::Closed));
+                    return Poll::Ready(Err(this.conn.close_error()));
                 };
                 if let Slot::Waiting(waker) = &mut pending.slot {
                     match waker {
@@ -250,8 +283,8 @@ impl std::future::Future for Call<'_> {
                 drop(table);
                 this.in_notification = None;
                 match removed.map(|p| p.slot) {
-                    Some(Slot::Ready(reply)) => reply.into_result(),
-                    _ => Err(ConnectionError::Closed),
+                    Some(Slot::Ready(reply)) => reply.into_result(|| this.conn.close_error()),
+                    _ => Err(this.conn.close_error()),
                 }
             }
             Stage::Closed => Err(this.conn.close_error()),
@@ -274,31 +307,29 @@ impl Drop for Call<'_> {
             return;
         }
         let params = CancelRequestNotification::new(self.id);
-        let _ = self.conn.shared.outbox.push_message_now(&OutNotification {
-            jsonrpc: "2.0",
-            method: CancelRequestNotification::METHOD,
-            params: &params,
-        });
+        let _ = self.conn.shared.outbox.push_message_now(
+            &self.conn.shared.closed,
+            &OutNotification {
+                jsonrpc: "2.0",
+                method: CancelRequestNotification::METHOD,
+                params: &params,
+            },
+        );
     }
 }
 
 /// Counts a notification handler that is waiting on the peer (see "Backpressure").
-pub(super) struct WaitingInNotification<'a>(&'a Shared);
+struct WaitingInNotification<'a>(&'a LaneState);
 
 impl<'a> WaitingInNotification<'a> {
-    fn new(shared: &'a Shared) -> Self {
-        shared
-            .waiting_in_notification
-            .fetch_add(1, Ordering::SeqCst);
-        shared.waiting_changed.notify_waiters();
-        WaitingInNotification(shared)
+    fn new(lane: &'a LaneState) -> Self {
+        lane.waiting_starts();
+        WaitingInNotification(lane)
     }
 }
 
 impl Drop for WaitingInNotification<'_> {
     fn drop(&mut self) {
-        self.0
-            .waiting_in_notification
-            .fetch_sub(1, Ordering::SeqCst);
+        self.0.waiting_ends();
     }
 }

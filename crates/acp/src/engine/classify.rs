@@ -1,7 +1,10 @@
 //! Parsing one incoming line into a request, notification or response
 //! without copying its params.
 
-use super::*;
+use acp_schema::{Error, RequestId};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
 
 /// The envelope of any incoming message; params and results stay borrowed.
 #[derive(Deserialize)]
@@ -67,7 +70,17 @@ pub(super) fn classify(line: &[u8]) -> Incoming<'_> {
                 id => Incoming::Invalid(id, msg),
             };
         }
-        Err(e) => return Incoming::Unparsable(strip_position(&e.to_string())),
+        Err(e) => {
+            // Valid JSON that still cannot be read: a number too large for
+            // any number type (an id of `1e400`). A bad message, not bad JSON.
+            let msg = strip_position(&e.to_string());
+            if msg == "number out of range"
+                && serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok()
+            {
+                return Incoming::Invalid(None, format!("the message cannot be read: {msg}"));
+            }
+            return Incoming::Unparsable(msg);
+        }
     };
     // A malformed response is never answered: its id is one of ours, and an
     // error reply carrying it would read as the answer to the peer's own request.

@@ -9,6 +9,8 @@ use acp::{
     Agent, AgentSideConnection, Client, ClientSideConnection, ConnectionError, ConnectionOptions,
     Transport,
 };
+#[allow(unused_imports)]
+pub use acp::{NotificationContext, RequestContext};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -235,13 +237,25 @@ pub fn assert_response_shape(line: &str) -> Value {
 pub struct Trivial;
 
 impl Agent for Trivial {
-    async fn initialize(&self, _: InitializeRequest) -> Result<InitializeResponse, Error> {
+    async fn initialize(
+        &self,
+        _: InitializeRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<InitializeResponse, Error> {
         Ok(InitializeResponse::new(ProtocolVersion::LATEST))
     }
-    async fn logout(&self, _: LogoutRequest) -> Result<LogoutResponse, Error> {
+    async fn logout(
+        &self,
+        _: LogoutRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<LogoutResponse, Error> {
         Ok(LogoutResponse::new())
     }
-    async fn prompt(&self, _: PromptRequest) -> Result<PromptResponse, Error> {
+    async fn prompt(
+        &self,
+        _: PromptRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<PromptResponse, Error> {
         Ok(PromptResponse::new(StopReason::EndTurn))
     }
 }

@@ -1,6 +1,8 @@
 //! Each peer's client (`interop/js/client.mjs` on the official TypeScript
-//! SDK, `interop/python/client.py` on the Python SDK) against our agents: the
-//! `acp-test-agent` fixture and the `echo_agent` example.
+//! SDK, `interop/python/client.py` on the Python SDK) against our
+//! `acp-test-agent` fixture. (The peers' clients against the `echo_agent`
+//! example of crate `acp` are tested in crate `acp-interop`.) A peer whose
+//! runtime is missing is skipped (see `Peer::available`).
 //!
 //! Each scenario is written once, as a function taking the peer, and followed
 //! by its tests, one per peer. The clients print the same things except where
@@ -11,15 +13,16 @@
 use std::path::Path;
 
 use acp_interop::Peer::{self, Js, Python};
-use acp_interop::{Output, Sandbox, assert_code, binaries, run};
+use acp_interop::{Output, Sandbox, assert_code, assert_sdk_accepted_everything, run};
 
 /// The peer's client run against `agent` in the sandbox, with `options`.
 fn client(peer: Peer, sb: &Sandbox, options: &[&str], agent: &[&Path]) -> Output {
     run(sb.peer_client(peer, options, agent))
 }
 
+/// The `acp-test-agent` fixture cargo built for this test.
 fn test_agent() -> [&'static Path; 1] {
-    [binaries().test_agent.as_path()]
+    [Path::new(env!("CARGO_BIN_EXE_acp-test-agent"))]
 }
 
 /// The note the client prints on standard error with the test agent's
@@ -28,29 +31,6 @@ fn test_agent_info_note(peer: Peer) -> &'static str {
     match peer {
         Js => r#"info {"name":"acp-test-agent","version":"0.1.0"}"#,
         Python => "info {'name': 'acp-test-agent', 'version': '0.1.0'}",
-    }
-}
-
-/// Fails on any complaint the SDK printed about a message it received (the
-/// Python SDK logs a handler's pydantic validation error with its
-/// traceback).
-#[track_caller]
-fn assert_sdk_accepted_everything(peer: Peer, out: &Output) {
-    let complaints: &[&str] = match peer {
-        Js => &[
-            "Invalid message",
-            "Error handling notification",
-            "Got response to unknown request",
-        ],
-        Python => &["Traceback", "ValidationError", "Unhandled error"],
-    };
-    for complaint in complaints {
-        assert!(
-            !out.stderr.contains(complaint),
-            "the {} complained:\n{}",
-            peer.name(),
-            out.stderr
-        );
     }
 }
 
@@ -111,11 +91,17 @@ fn reads_the_test_agents_stream(peer: Peer) {
 
 #[test]
 fn js_client_reads_the_test_agents_stream() {
+    if !Js.available() {
+        return;
+    }
     reads_the_test_agents_stream(Js);
 }
 
 #[test]
 fn python_client_reads_the_test_agents_stream() {
+    if !Python.available() {
+        return;
+    }
     reads_the_test_agents_stream(Python);
 }
 
@@ -158,11 +144,17 @@ fn accepts_the_test_agents_thoughts_plans_and_tool_calls(peer: Peer) {
 
 #[test]
 fn js_client_accepts_the_test_agents_thoughts_plans_and_tool_calls() {
+    if !Js.available() {
+        return;
+    }
     accepts_the_test_agents_thoughts_plans_and_tool_calls(Js);
 }
 
 #[test]
 fn python_client_accepts_the_test_agents_thoughts_plans_and_tool_calls() {
+    if !Python.available() {
+        return;
+    }
     accepts_the_test_agents_thoughts_plans_and_tool_calls(Python);
 }
 
@@ -182,11 +174,17 @@ fn answers_the_test_agents_permission_request(peer: Peer) {
 
 #[test]
 fn js_client_answers_the_test_agents_permission_request() {
+    if !Js.available() {
+        return;
+    }
     answers_the_test_agents_permission_request(Js);
 }
 
 #[test]
 fn python_client_answers_the_test_agents_permission_request() {
+    if !Python.available() {
+        return;
+    }
     answers_the_test_agents_permission_request(Python);
 }
 
@@ -228,11 +226,17 @@ fn serves_the_test_agents_file_reads_and_writes(peer: Peer) {
 
 #[test]
 fn js_client_serves_the_test_agents_file_reads_and_writes() {
+    if !Js.available() {
+        return;
+    }
     serves_the_test_agents_file_reads_and_writes(Js);
 }
 
 #[test]
 fn python_client_serves_the_test_agents_file_reads_and_writes() {
+    if !Python.available() {
+        return;
+    }
     serves_the_test_agents_file_reads_and_writes(Python);
 }
 
@@ -249,11 +253,17 @@ fn sees_the_test_agents_stop_reasons_and_errors(peer: Peer) {
 
 #[test]
 fn js_client_sees_the_test_agents_stop_reasons_and_errors() {
+    if !Js.available() {
+        return;
+    }
     sees_the_test_agents_stop_reasons_and_errors(Js);
 }
 
 #[test]
 fn python_client_sees_the_test_agents_stop_reasons_and_errors() {
+    if !Python.available() {
+        return;
+    }
     sees_the_test_agents_stop_reasons_and_errors(Python);
 }
 
@@ -275,61 +285,18 @@ fn cancels_the_test_agents_turn(peer: Peer) {
 
 #[test]
 fn js_client_cancels_the_test_agents_turn() {
+    if !Js.available() {
+        return;
+    }
     cancels_the_test_agents_turn(Js);
 }
 
 #[test]
 fn python_client_cancels_the_test_agents_turn() {
+    if !Python.available() {
+        return;
+    }
     cancels_the_test_agents_turn(Python);
-}
-
-fn reads_the_echo_agent_example(peer: Peer) {
-    let sb = Sandbox::new();
-    let prompt = "hello  echo\nworld ✓";
-    let out = client(peer, &sb, &["--prompt", prompt], &[&binaries().echo_agent]);
-    assert_code(&out, 0);
-    assert_eq!(out.stdout, format!("{prompt}\nSTOP end_turn\n"));
-    assert_sdk_accepted_everything(peer, &out);
-}
-
-#[test]
-fn js_client_reads_the_echo_agent_example() {
-    reads_the_echo_agent_example(Js);
-}
-
-#[test]
-fn python_client_reads_the_echo_agent_example() {
-    reads_the_echo_agent_example(Python);
-}
-
-fn cancels_the_echo_agent_example(peer: Peer) {
-    let sb = Sandbox::new();
-    let words: Vec<String> = (1..=200).map(|i| format!("w{i}")).collect();
-    let prompt = words.join(" ");
-    let out = client(
-        peer,
-        &sb,
-        &["--prompt", &prompt, "--cancel-after-chunks", "3"],
-        &[&binaries().echo_agent],
-    );
-    assert_code(&out, 0);
-    assert!(out.stdout.starts_with("w1 w2 w3 "), "{}", out.stdout);
-    assert!(out.stdout.ends_with("\nSTOP cancelled\n"), "{}", out.stdout);
-    assert!(
-        !out.stdout.contains("w200"),
-        "not cancelled: {}",
-        out.stdout
-    );
-}
-
-#[test]
-fn js_client_cancels_the_echo_agent_example() {
-    cancels_the_echo_agent_example(Js);
-}
-
-#[test]
-fn python_client_cancels_the_echo_agent_example() {
-    cancels_the_echo_agent_example(Python);
 }
 
 // ---------------------------------------------------------------------------
@@ -337,6 +304,9 @@ fn python_client_cancels_the_echo_agent_example() {
 
 #[test]
 fn js_client_accepts_the_test_agents_form_elicitation() {
+    if !Js.available() {
+        return;
+    }
     let sb = Sandbox::new();
     let out = client(Js, &sb, &["--prompt", "elicit"], &test_agent());
     assert_code(&out, 0);
@@ -352,6 +322,9 @@ fn js_client_accepts_the_test_agents_form_elicitation() {
 
 #[test]
 fn js_client_cancel_request_for_a_prompt_gets_request_cancelled() {
+    if !Js.available() {
+        return;
+    }
     let sb = Sandbox::new();
     // The SDK sends `$/cancel_request` for the prompt request; our engine
     // stops the handler and answers -32800.
@@ -377,6 +350,9 @@ fn js_client_cancel_request_for_a_prompt_gets_request_cancelled() {
 /// ("empty-payload handling"). Our runtime accepts it.
 #[test]
 fn python_client_write_answered_with_null_is_accepted() {
+    if !Python.available() {
+        return;
+    }
     let sb = Sandbox::new();
     let target = sb.work().join("written.txt");
     let t = target.display().to_string();

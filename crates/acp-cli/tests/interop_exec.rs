@@ -1,6 +1,8 @@
 //! Our `acp exec` against each peer's agent (`interop/js/agent.mjs` on the
 //! official TypeScript SDK, `interop/python/agent.py` on the Python SDK; the
-//! versions are pinned in `interop/`).
+//! versions are pinned in `interop/`). Support code is in crate
+//! `acp-interop`; a peer whose runtime is missing is skipped (see
+//! `Peer::available`).
 //!
 //! Each scenario is written once, as a function taking the peer, and followed
 //! by its tests, one per peer. The last few use what only the TypeScript
@@ -13,6 +15,9 @@ use acp_interop::Peer::{self, Js, Python};
 use acp_interop::{Output, Sandbox, assert_code, logged, run, spawn_streaming};
 use nix::sys::signal::{Signal, kill};
 use serde_json::{Value, json};
+
+/// The `acp` executable cargo built for this test.
+const ACP: &str = env!("CARGO_BIN_EXE_acp");
 
 /// The peer's agent as `acp exec --agent` takes it.
 fn agent(peer: Peer) -> String {
@@ -50,7 +55,7 @@ fn logged_read_error(log: &str, out: &Output) -> String {
 fn streams_the_agents_echo_exactly(peer: Peer) {
     let sb = Sandbox::new();
     let prompt = "Hello,  interop\tworld ünïcödé ✓";
-    let out = run(sb.acp_exec(&agent(peer), &[prompt]));
+    let out = run(sb.acp_exec(ACP, &agent(peer), &[prompt]));
     assert_code(&out, 0);
     assert_eq!(out.stdout, format!("{prompt}\n"));
 
@@ -85,17 +90,23 @@ fn streams_the_agents_echo_exactly(peer: Peer) {
 
 #[test]
 fn acp_exec_streams_the_js_agents_echo_exactly() {
+    if !Js.available() {
+        return;
+    }
     streams_the_agents_echo_exactly(Js);
 }
 
 #[test]
 fn acp_exec_streams_the_python_agents_echo_exactly() {
+    if !Python.available() {
+        return;
+    }
     streams_the_agents_echo_exactly(Python);
 }
 
 fn json_format_prints_the_agents_updates(peer: Peer) {
     let sb = Sandbox::new();
-    let out = run(sb.acp_exec(&agent(peer), &["--format", "json", "one two"]));
+    let out = run(sb.acp_exec(ACP, &agent(peer), &["--format", "json", "one two"]));
     assert_code(&out, 0);
     let lines: Vec<Value> = out
         .stdout
@@ -125,17 +136,23 @@ fn json_format_prints_the_agents_updates(peer: Peer) {
 
 #[test]
 fn acp_exec_json_format_prints_the_js_agents_updates() {
+    if !Js.available() {
+        return;
+    }
     json_format_prints_the_agents_updates(Js);
 }
 
 #[test]
 fn acp_exec_json_format_prints_the_python_agents_updates() {
+    if !Python.available() {
+        return;
+    }
     json_format_prints_the_agents_updates(Python);
 }
 
 fn approve_all_allows_the_agents_permission_request(peer: Peer) {
     let sb = Sandbox::new();
-    let out = run(sb.acp_exec(&agent(peer), &["--approve-all", "needs permission"]));
+    let out = run(sb.acp_exec(ACP, &agent(peer), &["--approve-all", "needs permission"]));
     assert_code(&out, 0);
     assert_eq!(out.stdout, "needs permission\npermission: selected allow\n");
     assert_eq!(
@@ -146,17 +163,23 @@ fn approve_all_allows_the_agents_permission_request(peer: Peer) {
 
 #[test]
 fn acp_exec_approve_all_allows_the_js_agents_permission_request() {
+    if !Js.available() {
+        return;
+    }
     approve_all_allows_the_agents_permission_request(Js);
 }
 
 #[test]
 fn acp_exec_approve_all_allows_the_python_agents_permission_request() {
+    if !Python.available() {
+        return;
+    }
     approve_all_allows_the_agents_permission_request(Python);
 }
 
 fn deny_all_rejects_the_agents_permission_request(peer: Peer) {
     let sb = Sandbox::new();
-    let out = run(sb.acp_exec(&agent(peer), &["--deny-all", "needs permission"]));
+    let out = run(sb.acp_exec(ACP, &agent(peer), &["--deny-all", "needs permission"]));
     // 5: the turn ended, but a permission request was denied.
     assert_code(&out, 5);
     assert_eq!(
@@ -171,11 +194,17 @@ fn deny_all_rejects_the_agents_permission_request(peer: Peer) {
 
 #[test]
 fn acp_exec_deny_all_rejects_the_js_agents_permission_request() {
+    if !Js.available() {
+        return;
+    }
     deny_all_rejects_the_agents_permission_request(Js);
 }
 
 #[test]
 fn acp_exec_deny_all_rejects_the_python_agents_permission_request() {
+    if !Python.available() {
+        return;
+    }
     deny_all_rejects_the_agents_permission_request(Python);
 }
 
@@ -183,7 +212,7 @@ fn serves_the_agents_file_read(peer: Peer) {
     let sb = Sandbox::new();
     let path = sb.write("notes.txt", "first line\nsecond line ✓\n");
     let prompt = format!("read {}", path.display());
-    let out = run(sb.acp_exec(&agent(peer), &[&prompt]));
+    let out = run(sb.acp_exec(ACP, &agent(peer), &[&prompt]));
     assert_code(&out, 0);
     assert_eq!(
         out.stdout,
@@ -193,11 +222,17 @@ fn serves_the_agents_file_read(peer: Peer) {
 
 #[test]
 fn acp_exec_serves_the_js_agents_file_read() {
+    if !Js.available() {
+        return;
+    }
     serves_the_agents_file_read(Js);
 }
 
 #[test]
 fn acp_exec_serves_the_python_agents_file_read() {
+    if !Python.available() {
+        return;
+    }
     serves_the_agents_file_read(Python);
 }
 
@@ -205,7 +240,7 @@ fn answers_a_read_of_a_missing_file_with_resource_not_found(peer: Peer) {
     let sb = Sandbox::new();
     let missing = sb.work().join("missing.txt");
     let prompt = format!("read {}", missing.display());
-    let out = run(sb.acp_exec(&agent(peer), &[&prompt]));
+    let out = run(sb.acp_exec(ACP, &agent(peer), &[&prompt]));
     assert_code(&out, 0);
     let error = logged_read_error(&sb.log(), &out);
     // -32002: resource not found (the SDKs' resourceNotFound), with our
@@ -218,17 +253,23 @@ fn answers_a_read_of_a_missing_file_with_resource_not_found(peer: Peer) {
 
 #[test]
 fn acp_exec_answers_a_js_agent_read_of_a_missing_file_with_resource_not_found() {
+    if !Js.available() {
+        return;
+    }
     answers_a_read_of_a_missing_file_with_resource_not_found(Js);
 }
 
 #[test]
 fn acp_exec_answers_a_python_agent_read_of_a_missing_file_with_resource_not_found() {
+    if !Python.available() {
+        return;
+    }
     answers_a_read_of_a_missing_file_with_resource_not_found(Python);
 }
 
 fn ctrl_c_cancels_the_agents_turn(peer: Peer) {
     let sb = Sandbox::new();
-    let (running, stdout) = spawn_streaming(sb.acp_exec(&agent(peer), &["slow"]));
+    let (running, stdout) = spawn_streaming(sb.acp_exec(ACP, &agent(peer), &["slow"]));
     let mut stdout = BufReader::new(stdout);
     let mut seen = String::new();
     while !seen.ends_with("tick 2\n") {
@@ -254,11 +295,17 @@ fn ctrl_c_cancels_the_agents_turn(peer: Peer) {
 
 #[test]
 fn acp_exec_ctrl_c_cancels_the_js_agents_turn() {
+    if !Js.available() {
+        return;
+    }
     ctrl_c_cancels_the_agents_turn(Js);
 }
 
 #[test]
 fn acp_exec_ctrl_c_cancels_the_python_agents_turn() {
+    if !Python.available() {
+        return;
+    }
     ctrl_c_cancels_the_agents_turn(Python);
 }
 
@@ -267,12 +314,15 @@ fn acp_exec_ctrl_c_cancels_the_python_agents_turn() {
 
 #[test]
 fn acp_exec_attaches_files_in_a_form_the_js_sdk_accepts() {
+    if !Js.available() {
+        return;
+    }
     let sb = Sandbox::new();
     let path = sb.write("notes.txt", "note body\n");
     let uri = format!("file://{}", path.display());
 
     // The agent accepts embedded context: the file is embedded.
-    let out = run(sb.acp_exec(&agent(Js), &["explain @notes.txt"]));
+    let out = run(sb.acp_exec(ACP, &agent(Js), &["explain @notes.txt"]));
     assert_code(&out, 0);
     assert_eq!(
         logged(&sb.log(), "session/prompt"),
@@ -286,7 +336,7 @@ fn acp_exec_attaches_files_in_a_form_the_js_sdk_accepts() {
     let sb2 = Sandbox::new();
     let path = sb2.write("notes.txt", "note body\n");
     let uri = format!("file://{}", path.display());
-    let mut command = sb2.acp_exec(&agent(Js), &["explain @notes.txt"]);
+    let mut command = sb2.acp_exec(ACP, &agent(Js), &["explain @notes.txt"]);
     command.env("INTEROP_MINIMAL_INIT", "1");
     let out = run(command);
     assert_code(&out, 0);
@@ -301,8 +351,11 @@ fn acp_exec_attaches_files_in_a_form_the_js_sdk_accepts() {
 
 #[test]
 fn acp_exec_authenticates_with_the_js_agents_method() {
+    if !Js.available() {
+        return;
+    }
     let sb = Sandbox::new();
-    let out = run(sb.acp_exec(&agent(Js), &["--auth", "token", "hi"]));
+    let out = run(sb.acp_exec(ACP, &agent(Js), &["--auth", "token", "hi"]));
     assert_code(&out, 0);
     assert_eq!(out.stdout, "hi\n");
     let log = sb.log();
@@ -329,11 +382,14 @@ fn acp_exec_authenticates_with_the_js_agents_method() {
 
 #[test]
 fn acp_exec_refuses_a_js_agent_read_outside_the_session_directory() {
+    if !Js.available() {
+        return;
+    }
     let sb = Sandbox::new();
     let outside = sb.root().join("outside.txt");
     std::fs::write(&outside, "secret\n").unwrap();
     let prompt = format!("read {}", outside.display());
-    let out = run(sb.acp_exec(&agent(Js), &[&prompt]));
+    let out = run(sb.acp_exec(ACP, &agent(Js), &[&prompt]));
     assert_code(&out, 0);
     // The SDK turned our error answer into a rejected promise with its code.
     let error = logged_read_error(&sb.log(), &out);
