@@ -86,6 +86,8 @@ mod connection;
 mod engine;
 mod error;
 pub mod process;
+#[cfg(any(feature = "websocket", feature = "http", feature = "server"))]
+pub mod remote;
 pub mod tap;
 pub mod transport;
 

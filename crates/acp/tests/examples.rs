@@ -129,15 +129,21 @@ fn the_echo_agent_refuses_a_prompt_for_a_session_it_did_not_create() {
         answer.trim_end().to_owned()
     };
     assert_eq!(
-        call(r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"echo-9","prompt":[{"type":"text","text":"hi"}]}}"#),
+        call(
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"echo-9","prompt":[{"type":"text","text":"hi"}]}}"#
+        ),
         r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"Resource not found","data":"no session echo-9 on this agent"}}"#
     );
     assert_eq!(
-        call(r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#),
+        call(
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#
+        ),
         r#"{"jsonrpc":"2.0","id":2,"result":{"sessionId":"echo-1"}}"#
     );
     assert_eq!(
-        call(r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"echo-1","prompt":[]}}"#),
+        call(
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"echo-1","prompt":[]}}"#
+        ),
         r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#
     );
     drop(stdin);

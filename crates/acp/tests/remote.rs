@@ -1,0 +1,1 @@
+//! The remote transports (features `websocket`, `http`, `server`).
