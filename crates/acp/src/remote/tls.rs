@@ -64,10 +64,13 @@ pub fn server_config(
     Ok(config)
 }
 
-/// A client configuration trusting the system's roots and `extra`, offering
-/// HTTP/1.1 by ALPN.
+/// A client configuration trusting the system's roots and `extra`; with
+/// `alpn`, offering HTTP/1.1 by ALPN (hyper-rustls sets ALPN itself).
 #[cfg_attr(not(any(feature = "websocket", feature = "http")), allow(dead_code))]
-pub(crate) fn client_config(extra: &[CertificateDer<'static>]) -> io::Result<rustls::ClientConfig> {
+pub(crate) fn client_config(
+    extra: &[CertificateDer<'static>],
+    alpn: bool,
+) -> io::Result<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     // Unreadable system certificates are skipped: a root given explicitly
     // may be all that is needed.
@@ -84,6 +87,8 @@ pub(crate) fn client_config(extra: &[CertificateDer<'static>]) -> io::Result<rus
         .map_err(|e| tls_error("TLS setup", e))?
         .with_root_certificates(roots)
         .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    if alpn {
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    }
     Ok(config)
 }

@@ -58,7 +58,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub(super) fn connect(uri: ::http::Uri, options: &ClientOptions) -> io::Result<Transport> {
     let secure = uri.scheme_str() == Some("https");
     authority(&uri, secure)?;
-    let tls = crate::remote::tls::client_config(&options.root_certificates)?;
+    let tls = crate::remote::tls::client_config(&options.root_certificates, false)?;
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_nodelay(true);

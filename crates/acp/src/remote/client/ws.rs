@@ -40,6 +40,7 @@ pub(super) async fn connect(uri: ::http::Uri, options: &ClientOptions) -> io::Re
         let stream: Box<dyn Io> = if secure {
             let tls = Arc::new(crate::remote::tls::client_config(
                 &options.root_certificates,
+                true,
             )?);
             let name = rustls_pki_types::ServerName::try_from(host.clone())
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
