@@ -12,6 +12,7 @@ pub mod chat;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod connect;
 pub mod docs;
 pub mod elicit;
 pub mod exec;
@@ -21,6 +22,7 @@ pub mod mentions;
 pub mod output;
 pub mod permission;
 pub mod render;
+pub mod serve;
 pub mod style;
 pub mod terminal;
 pub mod transcript;
@@ -62,14 +64,28 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
             Ok(exit::OK)
         }
         Command::Exec(args) => {
-            let agent = config::choose_agent(&config, cli.agent.as_deref())?;
+            let agent = pick_agent(&config, cli.agent.as_deref(), &cli.remote)?;
             exec::run(agent, args).await
         }
         Command::Chat(args) => {
-            let agent = config::choose_agent(&config, cli.agent.as_deref())?;
+            let agent = pick_agent(&config, cli.agent.as_deref(), &cli.remote)?;
             chat::run(agent, args).await
         }
+        Command::Serve(args) => serve::run(args).await,
+        Command::Connect(args) => connect::run(&args.url, &cli.remote).await,
         Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
+    }
+}
+
+/// The agent of `--agent`: a URL is reached through `acp connect`.
+fn pick_agent(
+    config: &Config,
+    requested: Option<&str>,
+    remote: &cli::RemoteArgs,
+) -> Result<config::ChosenAgent, Failure> {
+    match requested {
+        Some(url) if acp::remote::is_url(url) => connect::mirror_agent(url, remote),
+        requested => config::choose_agent(config, requested),
     }
 }
 

@@ -100,7 +100,7 @@ pub use connection::{
 };
 pub use engine::{ConnectionOptions, Dropped, OnDropped};
 pub use error::ConnectionError;
-pub use process::{AgentCommand, AgentProcess};
+pub use process::{AgentChild, AgentCommand, AgentProcess};
 pub use tap::{Direction, Tap, TapEvent};
 pub use tokio_util::sync::CancellationToken;
 pub use transport::Transport;
