@@ -24,8 +24,9 @@ use tokio::signal::unix::{SignalKind, signal};
 /// `acp serve`.
 type Groups = Arc<Mutex<HashSet<i32>>>;
 
-/// An agent process of one connection; forgets its group when dropped (the
-/// child's own drop stops the group).
+/// An agent process of one connection. The child's own drop stops its group
+/// (after the grace period); the group is forgotten only once it is gone, so
+/// that a shutdown still finds the groups that are on their way out.
 struct Tracked {
     child: acp::AgentChild,
     groups: Groups,
@@ -34,10 +35,23 @@ struct Tracked {
 impl Drop for Tracked {
     fn drop(&mut self) {
         let group = self.child.process_group();
-        self.groups
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&group);
+        let groups = Arc::clone(&self.groups);
+        let forget = move || {
+            while killpg(Pid::from_raw(group), None).is_ok() {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            groups
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&group);
+        };
+        if std::thread::Builder::new()
+            .name("acp-serve-group".to_owned())
+            .spawn(forget)
+            .is_err()
+        {
+            let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
+        }
     }
 }
 
@@ -147,11 +161,25 @@ pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
     Ok(exit::OK)
 }
 
-/// Stops every agent group still there: SIGTERM, then SIGKILL after two
-/// seconds.
+/// Stops every agent group still there: each gets the grace period to exit
+/// on its own (its input is closed), then SIGTERM, then SIGKILL after
+/// another.
 fn stop_remaining(groups: &Groups) {
-    let deadline = Instant::now() + Duration::from_secs(2);
+    let alive = || -> Vec<i32> {
+        groups
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .copied()
+            .filter(|&g| killpg(Pid::from_raw(g), None).is_ok())
+            .collect()
+    };
+    let deadline = Instant::now() + acp::process::DEFAULT_KILL_GRACE;
+    while Instant::now() < deadline && !alive().is_empty() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     for signal in [Signal::SIGTERM, Signal::SIGKILL] {
+        let deadline = Instant::now() + acp::process::DEFAULT_KILL_GRACE;
         let left: Vec<i32> = groups
             .lock()
             .unwrap_or_else(|p| p.into_inner())

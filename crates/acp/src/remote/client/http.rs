@@ -111,9 +111,18 @@ impl Shared {
         request: Request<Full<Bytes>>,
     ) -> io::Result<::http::Response<hyper::body::Incoming>> {
         let response = self.client.request(request).await.map_err(|e| {
+            // The legacy client's own message ("client error (Connect)")
+            // hides the cause: name the whole chain.
+            let mut why = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                why.push_str(": ");
+                why.push_str(&cause.to_string());
+                source = cause.source();
+            }
             io::Error::new(
                 io::ErrorKind::ConnectionAborted,
-                format!("HTTP request to {} failed: {e}", self.uri),
+                format!("HTTP request to {} failed: {why}", self.uri),
             )
         })?;
         self.keep_cookies(response.headers());

@@ -90,10 +90,11 @@ fn handshake_error(error: tungstenite::Error, uri: &::http::Uri) -> io::Error {
     }
 }
 
-/// Why the server's close ends the engine's input: `None` for a normal close.
+/// Why the server's close ends the engine's input: `None` for a normal
+/// close (code 1000, or none).
 fn close_error(frame: Option<&CloseFrame>) -> Option<io::Error> {
     let frame = frame?;
-    if matches!(frame.code, CloseCode::Normal | CloseCode::Away) {
+    if frame.code == CloseCode::Normal {
         return None;
     }
     let reason = if frame.reason.is_empty() {
