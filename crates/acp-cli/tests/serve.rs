@@ -384,8 +384,7 @@ async fn sessions(served: &Served, n: usize, pid: i32) -> (u64, usize, Vec<Strin
             assert_eq!(reply.stop_reason, StopReason::EndTurn);
             conn.close();
             let _ = io.await;
-            let text = text.lock().unwrap().clone();
-            text
+            text.lock().unwrap().clone()
         }));
     }
     tokio::time::timeout(Duration::from_secs(120), barrier.wait())

@@ -193,10 +193,7 @@ async fn full_session(client: &ClientSideConnection, desk: &Desk) {
     .session_id;
     let reply = within(
         "prompt",
-        client.prompt(prompt(
-            &session.to_string(),
-            "hello permission read /etc/motd",
-        )),
+        client.prompt(prompt(session.as_ref(), "hello permission read /etc/motd")),
     )
     .await
     .unwrap();
@@ -208,7 +205,7 @@ async fn full_session(client: &ClientSideConnection, desk: &Desk) {
     assert_eq!(desk.permissions.load(Ordering::SeqCst), 1);
     assert_eq!(desk.reads.load(Ordering::SeqCst), 1);
 
-    let slow = client.prompt(prompt(&session.to_string(), "slow"));
+    let slow = client.prompt(prompt(session.as_ref(), "slow"));
     let cancel = async {
         while !desk.text.lock().unwrap().contains("tick 3 ") {
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -271,8 +268,8 @@ async fn two_sessions_on_one_http_connection_each_get_their_own_stream() {
     assert_ne!(a, b);
     let (ra, rb) = within("two prompts", async {
         tokio::join!(
-            client.prompt(prompt(&a.to_string(), "one permission")),
-            client.prompt(prompt(&b.to_string(), "two permission"))
+            client.prompt(prompt(a.as_ref(), "one permission")),
+            client.prompt(prompt(b.as_ref(), "two permission"))
         )
     })
     .await;
@@ -387,7 +384,7 @@ async fn the_http_endpoint_answers_as_the_rfd_and_the_sdk_do() {
     let get = |extra: &str| {
         format!("GET /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nAcp-Connection-Id: {id}\r\n{extra}\r\n")
     };
-    let answer = raw(addr, &format!("{}", get("Connection: close\r\n"))).await;
+    let answer = raw(addr, &get("Connection: close\r\n")).await;
     assert_eq!(status(&answer), "HTTP/1.1 406 Not Acceptable");
     let mut stream = TcpStream::connect(addr).await.unwrap();
     stream

@@ -308,14 +308,17 @@ impl HttpConnection {
 fn connection_of(
     inner: &Inner,
     request: &Request<Incoming>,
-) -> Result<Arc<HttpConnection>, Response<Body>> {
+) -> Result<Arc<HttpConnection>, Box<Response<Body>>> {
     let Some(id) = header(request, HEADER_CONNECTION_ID) else {
-        return Err(text(StatusCode::BAD_REQUEST, "Missing Acp-Connection-Id"));
+        return Err(Box::new(text(
+            StatusCode::BAD_REQUEST,
+            "Missing Acp-Connection-Id",
+        )));
     };
     lock(&inner.http)
         .get(id)
         .cloned()
-        .ok_or_else(|| text(StatusCode::NOT_FOUND, "Unknown Acp-Connection-Id"))
+        .ok_or_else(|| Box::new(text(StatusCode::NOT_FOUND, "Unknown Acp-Connection-Id")))
 }
 
 fn is_json(request: &Request<Incoming>) -> bool {
@@ -338,7 +341,7 @@ pub(super) async fn post(
     let connection = match &connection_id {
         Some(_) => match connection_of(&inner, &request) {
             Ok(connection) => Some(connection),
-            Err(refusal) => return refusal,
+            Err(refusal) => return *refusal,
         },
         None => None,
     };
@@ -455,7 +458,7 @@ async fn initialize(
     };
     let (info, slot, upstream) = match inner.open(peer, Profile::Http) {
         Ok(opened) => opened,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let (to_agent, mut from_agent, keep) = upstream.start(inner.options.max_message_size);
     let connection = Arc::new(HttpConnection {
@@ -543,7 +546,7 @@ pub(super) fn delete(inner: Arc<Inner>, request: Request<Incoming>) -> Response<
             connection.close("deleted by the client");
             empty(StatusCode::ACCEPTED)
         }
-        Err(refusal) => refusal,
+        Err(refusal) => *refusal,
     }
 }
 
@@ -556,7 +559,7 @@ pub(super) fn get(inner: Arc<Inner>, request: Request<Incoming>) -> Response<Bod
     }
     let connection = match connection_of(&inner, &request) {
         Ok(connection) => connection,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let route = header(&request, HEADER_SESSION_ID)
         .map_or(Route::Connection, |s| Route::Session(s.to_owned()));

@@ -260,16 +260,16 @@ impl Inner {
         self: &Arc<Self>,
         peer: SocketAddr,
         profile: Profile,
-    ) -> Result<(ConnectionInfo, Slot, Upstream), Response<Body>> {
+    ) -> Result<(ConnectionInfo, Slot, Upstream), Box<Response<Body>>> {
         let Some(slot) = self.slot() else {
             warn!(target: "acp::remote", %peer, %profile, max = self.options.max_connections, "connection refused: at the maximum of connections");
-            return Err(text(
+            return Err(Box::new(text(
                 StatusCode::SERVICE_UNAVAILABLE,
                 &format!(
                     "the server has its maximum of {} connections open",
                     self.options.max_connections
                 ),
-            ));
+            )));
         };
         let info = ConnectionInfo {
             id: uuid::Uuid::new_v4().to_string(),
@@ -280,10 +280,10 @@ impl Inner {
             Ok(upstream) => Ok((info, slot, upstream)),
             Err(error) => {
                 warn!(target: "acp::remote", id = %info.id, %peer, %profile, %error, "could not start the agent");
-                Err(text(
+                Err(Box::new(text(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     &format!("could not start the agent: {error}"),
-                ))
+                )))
             }
         }
     }
@@ -486,7 +486,7 @@ async fn handle(inner: Arc<Inner>, peer: SocketAddr, request: Request<Incoming>)
     }
     if let Err(refusal) = admit(&inner.options, &request) {
         debug!(target: "acp::remote", %peer, "request refused: {}", refusal.1);
-        return refusal.0;
+        return *refusal.0;
     }
     let upgrade = request
         .headers()
@@ -514,7 +514,7 @@ async fn handle(inner: Arc<Inner>, peer: SocketAddr, request: Request<Incoming>)
 fn admit(
     options: &ServerOptions,
     request: &Request<Incoming>,
-) -> Result<(), (Response<Body>, &'static str)> {
+) -> Result<(), (Box<Response<Body>>, &'static str)> {
     let headers = request.headers();
     match &options.token {
         Some(token) => {
@@ -534,7 +534,7 @@ fn admit(
                     ::http::header::WWW_AUTHENTICATE,
                     ::http::HeaderValue::from_static("Bearer"),
                 );
-                Err((response, "missing or wrong token"))
+                Err((Box::new(response), "missing or wrong token"))
             }
         }
         None => {
@@ -544,7 +544,7 @@ fn admit(
                 .or_else(|| request.uri().authority().map(|a| a.as_str()));
             if !host.is_some_and(is_loopback_host) {
                 return Err((
-                    text(StatusCode::FORBIDDEN, "Forbidden"),
+                    Box::new(text(StatusCode::FORBIDDEN, "Forbidden")),
                     "Host is not a loopback name",
                 ));
             }
@@ -555,7 +555,10 @@ fn admit(
                     .and_then(|o| o.split_once("://").map(|(_, rest)| rest))
                     .is_some_and(is_loopback_host);
                 if !local {
-                    return Err((text(StatusCode::FORBIDDEN, "Forbidden"), "a foreign Origin"));
+                    return Err((
+                        Box::new(text(StatusCode::FORBIDDEN, "Forbidden")),
+                        "a foreign Origin",
+                    ));
                 }
             }
             Ok(())

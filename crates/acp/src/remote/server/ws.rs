@@ -37,7 +37,7 @@ pub(super) fn upgrade(
     };
     let (info, slot, upstream) = match inner.open(peer, Profile::WebSocket) {
         Ok(opened) => opened,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let on_upgrade = hyper::upgrade::on(&mut request);
     let id = info.id.clone();
