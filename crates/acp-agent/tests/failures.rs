@@ -51,7 +51,7 @@ async fn permanent_failures_are_json_rpc_errors_with_the_providers_message() {
         e.message,
         "the model server answered HTTP 401: Incorrect API key provided: sk-bad"
     );
-    let data = e.data.clone().unwrap();
+    let data = e.data.clone().unwrap().to_value();
     assert_eq!(data["status"], 401);
     assert_eq!(data["retries"], 0);
     assert_eq!(data["model"], "openai:mock-model");
@@ -98,7 +98,7 @@ async fn a_server_that_is_not_running_is_an_error_at_once() {
         e.message
     );
     assert!(e.message.contains(&url), "names the server: {}", e.message);
-    assert_eq!(e.data.unwrap()["retries"], 0);
+    assert_eq!(e.data.unwrap().to_value()["retries"], 0);
     assert!(t0.elapsed() < Duration::from_secs(5), "not retried");
 }
 
@@ -120,7 +120,7 @@ async fn a_stream_that_stays_malformed_fails_after_its_retries() {
         "the model server sent a malformed response: the stream ended before the response was \
          complete (it failed again after 1 retry)"
     );
-    assert_eq!(e.data.unwrap()["retries"], 1);
+    assert_eq!(e.data.unwrap().to_value()["retries"], 1);
     assert_eq!(mock.requests().len(), 2);
     let shown = thoughts(&r.client.rec);
     assert!(

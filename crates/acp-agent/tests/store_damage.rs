@@ -36,7 +36,7 @@ async fn every_store_request_fails(data: &Path, message: &str, problem: &str) ->
         let e = e.remote().unwrap_or_else(|| panic!("{what}: {e}")).clone();
         assert_eq!(e.code, ErrorCode::INTERNAL_ERROR, "{what}");
         assert_eq!(e.message, message, "{what}");
-        let d = e.data.unwrap();
+        let d = e.data.unwrap().to_value();
         assert_eq!(d["store"], json!(store), "{what}");
         assert_eq!(d["problem"], problem, "{what}");
         d["detail"].as_str().unwrap().to_string()
@@ -188,7 +188,7 @@ async fn garbage_in_the_middle_of_the_store() {
         .await
         .unwrap_err();
     let e = e.remote().unwrap().clone();
-    let d = e.data.clone().unwrap();
+    let d = e.data.clone().unwrap().to_value();
     assert_eq!(d["problem"], "corrupt");
     let detail = d["detail"].as_str().unwrap();
     assert_eq!(

@@ -371,7 +371,9 @@ impl Session {
         let caps = init.agent_capabilities;
 
         if let Some(method) = &args.auth {
-            let known = auth_methods.iter().any(|m| m.id() == Some(method.as_str()));
+            let known = auth_methods
+                .iter()
+                .any(|m| m.id().as_deref() == Some(method.as_str()));
             if !known {
                 return Err(Failure::usage(format!(
                     "the agent has no auth method {method:?}.\n{}",
@@ -649,8 +651,8 @@ pub fn describe_auth_methods(methods: &[AuthMethod]) -> String {
     }
     let mut text = String::from("Auth methods of this agent:");
     for method in methods {
-        let id = method.id().unwrap_or("?");
-        let name = method.name().unwrap_or(id);
+        let id = method.id().unwrap_or("?".into());
+        let name = method.name().unwrap_or_else(|| id.clone());
         let todo = match method {
             AuthMethod::Agent(m) => {
                 let mut todo = format!("run again with --auth {id}");

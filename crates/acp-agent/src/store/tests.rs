@@ -265,7 +265,7 @@ async fn an_empty_file_is_reported_not_replaced() {
         "{}",
         rpc.message
     );
-    assert_eq!(rpc.data.as_ref().unwrap()["problem"], "empty");
+    assert_eq!(rpc.data.as_ref().unwrap().to_value()["problem"], "empty");
 }
 
 #[tokio::test]
