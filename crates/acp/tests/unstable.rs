@@ -268,7 +268,7 @@ mod typed {
             let params = args.params.map(|p| p.to_value()).unwrap_or(Value::Null);
             let result = json!({"method": args.method, "echo": params});
             Ok(MessageMcpResponse::result(
-                RawJson::parse(&result.to_string()).unwrap(),
+                RawJson::parse(result.to_string()).unwrap(),
             ))
         }
     }
