@@ -58,6 +58,8 @@ fn readable_by_others(path: &std::path::Path) -> bool {
 }
 
 fn main() -> ExitCode {
+    // A terminal's supervisor is this program started again; it never returns.
+    acp_host::supervise_if_requested();
     let mut data_dir: Option<PathBuf> = None;
     let mut config_path: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);

@@ -71,11 +71,8 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
     let label = agent.label.clone();
     let process = spawn_agent(agent, &setup.cwd, &client, args.session.verbose)?;
     let mut session = Session::new(client.clone(), process);
-    let capabilities = ClientCapabilities::new()
-        .fs(FileSystemCapabilities::new()
-            .read_text_file(true)
-            .write_text_file(true))
-        .terminal(true)
+    let capabilities = client
+        .capabilities()
         .elicitation(
             ElicitationCapabilities::new()
                 .form(ElicitationFormCapabilities::new())
@@ -102,7 +99,9 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
                 t.note(&format!(
                     "acp chat with {label}, session {}. /help lists commands; Ctrl-D quits.",
                     chat.opened.session_id
-                ))
+                ));
+                t.note(setup.policy_state());
+                t.note(&setup.sandbox_state);
             });
             chat.repl().await
         }
@@ -277,6 +276,7 @@ impl Chat<'_> {
                 }
             }
         };
+        client.end_turn();
         match response {
             Ok(response) => {
                 let stop = if cancelled {

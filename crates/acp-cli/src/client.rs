@@ -2,20 +2,20 @@
 //!
 //! It renders session updates (plain text or JSON lines), answers
 //! permission requests by a [`PermissionPolicy`] ([`crate::permission`]),
-//! serves `fs/*` within a [`Confinement`], runs `terminal/*` commands
-//! ([`Terminals`]). In chat it asks elicitations on the terminal (forms, and
+//! and serves `fs/*` and `terminal/*` through [`acp_host`] once the
+//! [`Gate`] ([`crate::policy`]) lets a write or a command through. In chat it asks elicitations on the terminal (forms, and
 //! links to open in a browser: [`crate::elicit`]); otherwise it declines
 //! them.
 
-use crate::fs::{Confinement, read_text, write_text};
 use crate::permission::{
     Decision, PermissionPolicy, ask_on_tty, ask_permission, decide, pick_option,
 };
+use crate::policy::{Gate, Verdict, refused};
 use crate::render::Renderer;
-use crate::terminal::Terminals;
 use crate::tty::Tty;
 use acp::schema::*;
 use acp::{Client, NotificationContext, RequestContext};
+use acp_host::{Files, TerminalSettings, Terminals};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -25,12 +25,15 @@ use tokio::sync::watch;
 /// Settings of a [`CliClient`].
 #[derive(Debug, Clone)]
 pub struct ClientSettings {
-    /// How to answer permission requests.
+    /// How to answer permission requests (and what may be written and run).
     pub policy: PermissionPolicy,
-    /// Which paths `fs/*` may touch.
-    pub confinement: Confinement,
-    /// The default working directory of terminals.
-    pub cwd: PathBuf,
+    /// `fs/*`: the roots and the message size.
+    pub files: Files,
+    /// `terminal/*`: the roots, the sandbox, the supervisor.
+    pub terminal: TerminalSettings,
+    /// Directories whose files always need a permission naming them (acp's
+    /// config), besides `.git` internals.
+    pub protected: Vec<PathBuf>,
     /// `acp chat`: permission questions remember "always" answers per tool
     /// kind, elicitations are asked (forms, links to open), terminal output
     /// is shown.
@@ -47,7 +50,9 @@ struct Shared {
     settings: ClientSettings,
     renderer: Mutex<Renderer>,
     terminals: Terminals,
-    tool_kinds: Mutex<HashMap<ToolCallId, (ToolKind, String)>>,
+    gate: Gate,
+    /// Kind, title and locations of every tool call seen.
+    tool_kinds: Mutex<HashMap<ToolCallId, ToolInfo>>,
     denied: AtomicUsize,
     cancelled: watch::Sender<bool>,
     /// Set when the agent sent a message over the size limit: the run stops,
@@ -69,6 +74,9 @@ struct Shared {
     /// poll interval; until then it would take lines typed at the prompt.
     asking: watch::Sender<usize>,
 }
+
+/// What is known of a tool call: its kind, title and locations.
+type ToolInfo = (ToolKind, String, Vec<ToolCallLocation>);
 
 /// Counts a question as reading the terminal while it lives.
 struct Asking(Arc<Shared>);
@@ -102,9 +110,10 @@ impl CliClient {
     pub fn new(settings: ClientSettings, renderer: Renderer) -> Self {
         CliClient {
             shared: Arc::new(Shared {
+                terminals: Terminals::new(settings.terminal.clone()),
+                gate: Gate::new(settings.policy, settings.protected.clone()),
                 settings,
                 renderer: Mutex::new(renderer),
-                terminals: Terminals::default(),
                 tool_kinds: Mutex::new(HashMap::new()),
                 denied: AtomicUsize::new(0),
                 cancelled: watch::Sender::new(false),
@@ -158,6 +167,35 @@ impl CliClient {
     pub fn begin_turn(&self) {
         self.shared.cancelled.send_replace(false);
         self.shared.denied.store(0, Ordering::Relaxed);
+        self.shared.gate.end_turn();
+    }
+
+    /// Ends a turn (chat): what was granted in it no longer counts.
+    pub fn end_turn(&self) {
+        self.shared.gate.end_turn();
+    }
+
+    /// Removes the temporary files killed writers left in the session's
+    /// directories.
+    pub fn sweep(&self) -> impl Future<Output = acp_host::Sweep> + Send + 'static {
+        let files = self.shared.settings.files.clone();
+        async move { files.sweep().await }
+    }
+
+    /// The gate in front of writes and terminals.
+    pub fn gate(&self) -> &Gate {
+        &self.shared.gate
+    }
+
+    /// The `fs` and `terminal` capabilities this client offers: writes and
+    /// terminals only where the policy allows them.
+    pub fn capabilities(&self) -> ClientCapabilities {
+        let gate = &self.shared.gate;
+        ClientCapabilities::new()
+            .fs(FileSystemCapabilities::new()
+                .read_text_file(true)
+                .write_text_file(gate.offers_writes()))
+            .terminal(gate.offers_terminals())
     }
 
     /// Resolves once no question reads the terminal any more (chat: the
@@ -170,9 +208,9 @@ impl CliClient {
         }
     }
 
-    /// Kills every terminal command still running.
-    pub fn shutdown(&self) {
-        self.shared.terminals.kill_all();
+    /// Kills every terminal command still running, with all descendants.
+    pub async fn shutdown(&self) {
+        self.shared.terminals.shutdown().await;
     }
 
     /// Chat: notes which terminals a tool call shows, shows their output
@@ -333,7 +371,7 @@ impl CliClient {
         {
             return;
         }
-        if let Ok(output) = self.shared.terminals.output(id) {
+        if let Ok(output) = self.shared.terminals.output_of(id) {
             let exit = output.exit_status.as_ref().map(exit_text);
             self.with_renderer(|r| {
                 r.terminal_output(id, &output.output, output.truncated, exit.as_deref())
@@ -351,7 +389,11 @@ impl CliClient {
             SessionUpdate::ToolCall(call) => {
                 kinds.insert(
                     call.tool_call_id.clone(),
-                    (call.kind.clone(), call.title.clone()),
+                    (
+                        call.kind.clone(),
+                        call.title.clone(),
+                        call.locations.clone(),
+                    ),
                 );
             }
             SessionUpdate::ToolCallUpdate(u) => {
@@ -362,14 +404,18 @@ impl CliClient {
                     if let Some(title) = &u.title {
                         entry.1 = title.clone();
                     }
+                    if let Some(locations) = &u.locations {
+                        entry.2 = locations.clone();
+                    }
                 }
             }
             _ => {}
         }
     }
 
-    /// The kind and title of the tool call a permission request is about.
-    fn tool_of(&self, call: &ToolCallUpdate) -> (Option<ToolKind>, String) {
+    /// The kind, title and locations of the tool call a permission request
+    /// is about.
+    fn tool_of(&self, call: &ToolCallUpdate) -> (Option<ToolKind>, String, Vec<ToolCallLocation>) {
         let kinds = self
             .shared
             .tool_kinds
@@ -382,7 +428,12 @@ impl CliClient {
             .clone()
             .or_else(|| known.map(|k| k.1.clone()))
             .unwrap_or_else(|| call.tool_call_id.to_string());
-        (kind, title)
+        let locations = call
+            .locations
+            .clone()
+            .or_else(|| known.map(|k| k.2.clone()))
+            .unwrap_or_default();
+        (kind, title, locations)
     }
 
     /// Chat: asks on the terminal, or answers from a remembered "always"
@@ -543,13 +594,56 @@ impl CliClient {
         }
     }
 }
+impl CliClient {
+    /// Carries out the gate's verdict: asks the user when it says so (in
+    /// chat, or in `acp exec` on a terminal; refused without one).
+    async fn permit(&self, verdict: Verdict, kind: ToolKind) -> Result<(), Error> {
+        let question = match verdict {
+            Verdict::Allow => return Ok(()),
+            Verdict::Refuse(error) => {
+                self.shared.denied.fetch_add(1, Ordering::Relaxed);
+                self.with_renderer(|r| r.note(&format!("[refused] {}", error.message)));
+                return Err(error);
+            }
+            Verdict::Ask(question) => question,
+        };
+        let options = vec![
+            PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce),
+            PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
+        ];
+        let title = format!("The agent wants to {question}");
+        let decision = if *self.shared.cancelled.borrow() {
+            Decision::Cancel
+        } else if self.shared.settings.interactive {
+            let color = self.with_renderer(|r| r.color());
+            let kind = kind.to_string();
+            let asked = title.clone();
+            self.on_tty(pick_option(&options, false), move |tty| {
+                ask_permission(tty, &asked, Some(&kind), &options, color)
+            })
+            .await
+            .unwrap_or(Decision::Cancel)
+        } else {
+            self.ask(title.clone(), options).await
+        };
+        self.with_renderer(|r| r.permission(&title, &decision));
+        match decision {
+            Decision::Allow(_) => Ok(()),
+            _ => {
+                self.shared.denied.fetch_add(1, Ordering::Relaxed);
+                Err(refused(&question))
+            }
+        }
+    }
+}
+
 impl Client for CliClient {
     async fn request_permission(
         &self,
         args: RequestPermissionRequest,
         _cx: RequestContext<ClientSide>,
     ) -> Result<RequestPermissionResponse, Error> {
-        let (kind, title) = self.tool_of(&args.tool_call);
+        let (kind, title, locations) = self.tool_of(&args.tool_call);
         let decision = if *self.shared.cancelled.borrow() {
             Decision::Cancel
         } else {
@@ -562,7 +656,16 @@ impl Client for CliClient {
                 None => self.ask(title.clone(), args.options.clone()).await,
             }
         };
-        if !matches!(decision, Decision::Allow(_)) {
+        if matches!(decision, Decision::Allow(_)) {
+            let roots = self.shared.settings.files.roots();
+            let paths = locations
+                .iter()
+                .filter_map(|l| roots.resolve(&l.path).ok())
+                .collect();
+            self.shared
+                .gate
+                .grant(args.session_id.clone(), kind.clone(), paths);
+        } else {
             self.shared.denied.fetch_add(1, Ordering::Relaxed);
         }
         self.with_renderer(|r| r.permission(&title, &decision));
@@ -579,12 +682,7 @@ impl Client for CliClient {
         args: ReadTextFileRequest,
         _cx: RequestContext<ClientSide>,
     ) -> Result<ReadTextFileResponse, Error> {
-        let path = self.shared.settings.confinement.check(&args.path)?;
-        let (line, limit) = (args.line, args.limit);
-        let content = tokio::task::spawn_blocking(move || read_text(&path, line, limit))
-            .await
-            .map_err(|e| Error::new(ErrorCode::INTERNAL_ERROR, e.to_string()))??;
-        Ok(ReadTextFileResponse::new(content))
+        self.shared.settings.files.read_text_file(args).await
     }
 
     async fn write_text_file(
@@ -592,11 +690,11 @@ impl Client for CliClient {
         args: WriteTextFileRequest,
         _cx: RequestContext<ClientSide>,
     ) -> Result<WriteTextFileResponse, Error> {
-        let path = self.shared.settings.confinement.check(&args.path)?;
-        let content = args.content;
-        tokio::task::spawn_blocking(move || write_text(&path, &content))
-            .await
-            .map_err(|e| Error::new(ErrorCode::INTERNAL_ERROR, e.to_string()))??;
+        let files = &self.shared.settings.files;
+        let path = files.roots().resolve(&args.path)?;
+        let verdict = self.shared.gate.check_write(&args.session_id, &path);
+        self.permit(verdict, ToolKind::Edit).await?;
+        files.write_resolved(path, args.content).await?;
         Ok(WriteTextFileResponse::new())
     }
 
@@ -605,11 +703,13 @@ impl Client for CliClient {
         args: CreateTerminalRequest,
         _cx: RequestContext<ClientSide>,
     ) -> Result<CreateTerminalResponse, Error> {
-        let id = self
-            .shared
-            .terminals
-            .create(&args, &self.shared.settings.cwd)?;
-        Ok(CreateTerminalResponse::new(id))
+        let line = std::iter::once(args.command.as_str())
+            .chain(args.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let verdict = self.shared.gate.check_terminal(&args.session_id, &line);
+        self.permit(verdict, ToolKind::Execute).await?;
+        self.shared.terminals.create(args).await
     }
 
     async fn terminal_output(
@@ -617,7 +717,7 @@ impl Client for CliClient {
         args: TerminalOutputRequest,
         _cx: RequestContext<ClientSide>,
     ) -> Result<TerminalOutputResponse, Error> {
-        self.shared.terminals.output(&args.terminal_id)
+        self.shared.terminals.output(&args)
     }
 
     async fn wait_for_terminal_exit(
@@ -625,12 +725,7 @@ impl Client for CliClient {
         args: WaitForTerminalExitRequest,
         _cx: RequestContext<ClientSide>,
     ) -> Result<WaitForTerminalExitResponse, Error> {
-        Ok(self
-            .shared
-            .terminals
-            .wait_for_exit(&args.terminal_id)
-            .await?
-            .into())
+        self.shared.terminals.wait_for_exit(args).await
     }
 
     async fn kill_terminal(
@@ -638,8 +733,7 @@ impl Client for CliClient {
         args: KillTerminalRequest,
         _cx: RequestContext<ClientSide>,
     ) -> Result<KillTerminalResponse, Error> {
-        self.shared.terminals.kill(&args.terminal_id)?;
-        Ok(KillTerminalResponse::new())
+        self.shared.terminals.kill(args).await
     }
 
     async fn release_terminal(
@@ -650,8 +744,7 @@ impl Client for CliClient {
         if self.shared.settings.interactive {
             self.show_terminal(&args.terminal_id);
         }
-        self.shared.terminals.release(&args.terminal_id)?;
-        Ok(ReleaseTerminalResponse::new())
+        self.shared.terminals.release(args).await
     }
 
     async fn create_elicitation(

@@ -4,12 +4,12 @@ use crate::cli::{ExecArgs, SessionArgs};
 use crate::client::{CliClient, ClientSettings};
 use crate::config::ChosenAgent;
 use crate::exit::{self, Failure};
-use crate::fs::Confinement;
 use crate::mentions::prompt_blocks;
 use crate::permission::PermissionPolicy;
 use crate::render::Renderer;
 use acp::schema::*;
 use acp::{AgentProcess, ClientSideConnection, ConnectionError, ConnectionOptions, Dropped};
+use acp_host::{Files, Roots, Sandbox, Support, TerminalSettings};
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -46,7 +46,8 @@ pub async fn run(agent: ChosenAgent, args: ExecArgs) -> Result<u8, Failure> {
     result
 }
 
-/// Directories and permission policy of a session, from the options.
+/// Directories, permission policy and sandbox of a session, from the
+/// options.
 pub(crate) struct Setup {
     /// The session's working directory (absolute).
     pub cwd: PathBuf,
@@ -54,8 +55,12 @@ pub(crate) struct Setup {
     pub add_dirs: Vec<PathBuf>,
     /// How permission requests are answered.
     pub policy: PermissionPolicy,
-    /// Whether `fs/*` is confined to the directories.
-    pub confined: bool,
+    /// The session's directories (confined unless `--allow-outside-cwd`).
+    pub roots: Roots,
+    /// The sandbox of the agent's commands.
+    pub sandbox: Sandbox,
+    /// What the sandbox does, in a line for the banner and `--verbose`.
+    pub sandbox_state: String,
 }
 
 impl Setup {
@@ -78,6 +83,9 @@ impl Setup {
             .map(std::path::absolute)
             .collect::<Result<_, _>>()
             .map_err(|e| Failure::usage(format!("bad --add-dir: {e}")))?;
+        let roots = Roots::new(std::iter::once(&cwd).chain(&add_dirs))
+            .map_err(|e| Failure::usage(format!("bad session directory: {e}")))?
+            .confined(!args.allow_outside_cwd);
         let policy = if args.approve_all {
             PermissionPolicy::ApproveAll
         } else if args.approve_reads {
@@ -87,22 +95,113 @@ impl Setup {
         } else {
             default_policy
         };
+        let runs = matches!(policy, PermissionPolicy::ApproveAll | PermissionPolicy::Ask);
+        let (sandbox, sandbox_state) = choose_sandbox(args, &roots, runs)?;
         Ok(Setup {
             cwd,
             add_dirs,
             policy,
-            confined: !args.allow_outside_cwd,
+            roots,
+            sandbox,
+            sandbox_state,
         })
     }
 
     /// The client settings; `interactive` for `acp chat`.
     pub fn settings(&self, interactive: bool) -> ClientSettings {
-        let roots = std::iter::once(self.cwd.clone()).chain(self.add_dirs.iter().cloned());
         ClientSettings {
             policy: self.policy,
-            confinement: Confinement::new(roots, self.confined),
-            cwd: self.cwd.clone(),
+            files: Files::new(self.roots.clone()).max_message_size(message_limit()),
+            terminal: TerminalSettings::new(self.roots.clone())
+                .sandbox(self.sandbox.clone())
+                .max_message_size(message_limit()),
+            protected: crate::config::default_config_path()
+                .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+                .into_iter()
+                .collect(),
             interactive,
+        }
+    }
+
+    /// The policy in a line for the banner and `--verbose`.
+    pub fn policy_state(&self) -> &'static str {
+        match self.policy {
+            PermissionPolicy::ApproveAll => {
+                "permissions: --approve-all: the agent may write files and run commands \
+                 (files of .git and acp's config need a permission naming them)"
+            }
+            PermissionPolicy::Ask => {
+                "permissions: ask: writes and commands need a permission granted this turn, \
+                 else you are asked"
+            }
+            PermissionPolicy::ApproveReads => {
+                "permissions: --approve-reads: reads only; nothing is written, no command runs"
+            }
+            PermissionPolicy::DenyAll => {
+                "permissions: --deny-all: nothing is written, no command runs"
+            }
+        }
+    }
+}
+
+/// The sandbox the options and the kernel give, and a line saying so.
+/// Where the kernel cannot sandbox, says so once on stderr and carries on;
+/// `--no-network` there is an error (it cannot be kept).
+fn choose_sandbox(
+    args: &SessionArgs,
+    roots: &Roots,
+    runs: bool,
+) -> Result<(Sandbox, String), Failure> {
+    if !runs {
+        return Ok((
+            Sandbox::off(),
+            "sandbox: not needed (no command runs)".into(),
+        ));
+    }
+    if args.no_sandbox {
+        return Ok((
+            Sandbox::off(),
+            "sandbox: off (--no-sandbox): commands run with your rights".into(),
+        ));
+    }
+    let support = acp_host::sandbox_support();
+    match &support {
+        Support::Landlock { network, .. } => {
+            if args.no_network && !network {
+                return Err(Failure::usage(format!(
+                    "--no-network needs Landlock ABI 4 or later; this kernel has {support}"
+                )));
+            }
+            let sandbox =
+                Sandbox::for_roots(roots.dirs().iter().cloned()).no_network(args.no_network);
+            let places: Vec<String> = sandbox
+                .writable
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect();
+            let net = if args.no_network { ", no network" } else { "" };
+            Ok((
+                sandbox,
+                format!(
+                    "sandbox: on ({support}): commands may write only in {}{net}",
+                    places.join(", ")
+                ),
+            ))
+        }
+        _ => {
+            if args.no_network {
+                return Err(Failure::usage(format!(
+                    "--no-network needs the sandbox, which is unavailable: {support}"
+                )));
+            }
+            eprintln!(
+                "acp: the agent's commands cannot be sandboxed here ({support}); they run with \
+                 your rights (--no-sandbox silences this)"
+            );
+            Ok((
+                Sandbox::off(),
+                format!("sandbox: unavailable ({support}): commands run with your rights"),
+            ))
         }
     }
 }
@@ -164,6 +263,9 @@ pub(crate) fn spawn_agent(
 pub(crate) struct Session {
     pub client: CliClient,
     pub process: AgentProcess,
+    /// The sweep of killed writers' temporary files, started with the
+    /// session.
+    sweep: Option<tokio::task::JoinHandle<acp_host::Sweep>>,
 }
 
 /// The connection's size limit of one message, in bytes.
@@ -210,7 +312,12 @@ pub(crate) struct Opened {
 impl Session {
     /// A session with the agent `process`, not initialized yet.
     pub fn new(client: CliClient, process: AgentProcess) -> Self {
-        Session { client, process }
+        let sweep = Some(tokio::spawn(client.sweep()));
+        Session {
+            client,
+            process,
+            sweep,
+        }
     }
 
     /// Initializes the connection, authenticates if asked, and opens the
@@ -356,11 +463,13 @@ impl Session {
         setup: &Setup,
         prompt: String,
     ) -> Result<u8, Failure> {
-        let capabilities = ClientCapabilities::new()
-            .fs(FileSystemCapabilities::new()
-                .read_text_file(true)
-                .write_text_file(true))
-            .terminal(true);
+        let capabilities = self.client.capabilities();
+        if args.session.verbose {
+            self.client.with_renderer(|r| {
+                r.note(&format!("[policy] {}", setup.policy_state()));
+                r.note(&format!("[sandbox] {}", setup.sandbox_state));
+            });
+        }
         let opened = self
             .open(interrupts, &args.session, setup, capabilities, false)
             .await?;
@@ -508,7 +617,10 @@ impl Session {
     }
 
     pub async fn close(&mut self) {
-        self.client.shutdown();
+        self.client.shutdown().await;
+        if let Some(sweep) = self.sweep.take() {
+            let _ = sweep.await;
+        }
         self.process.close();
         // Closing the connection closes the agent's stdin; give it a moment to
         // save its state and exit on its own before it is signalled.

@@ -3,26 +3,33 @@
 //! The binary's logic lives here so it can be tested: [`cli`] parses the
 //! arguments (and [`docs`] turns them into shell completions and manual pages), [`config`] picks the agent (and [`zed`] imports Zed's), [`exec`] runs one headless prompt
 //! turn, [`chat`] the interactive mode, and [`client::CliClient`] is the client side of the protocol
-//! (permissions, file system, terminals, elicitations: [`elicit`]), rendering through
+//! (permissions, with [`policy`] in front of writes and terminals; file system and terminals
+//! through `acp_host`; elicitations: [`elicit`]), rendering through
 //! [`render::Renderer`] (in chat, to [`output`], which keeps it off the prompt). Exit codes
-//! are listed in [`exit`].
+//! are listed in [`exit`]. [`record`] is the recording proxy, writing the format of
+//! [`recording`]; [`trace`] shows a recording and [`mock`] plays one (or a script) as an agent.
 #![deny(missing_docs)]
 
 pub mod chat;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod connect;
 pub mod docs;
 pub mod elicit;
 pub mod exec;
 pub mod exit;
-pub mod fs;
 pub mod mentions;
+pub mod mock;
 pub mod output;
 pub mod permission;
+pub mod policy;
+pub mod record;
+pub mod recording;
 pub mod render;
+pub mod serve;
 pub mod style;
-pub mod terminal;
+pub mod trace;
 pub mod transcript;
 pub mod tty;
 pub mod zed;
@@ -39,13 +46,28 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Man { dir } => return docs::man(dir.as_deref()),
         _ => {}
     }
+    // These need no config file (a broken one must not stop a recording).
+    if let (Some(_), Command::Record(_) | Command::Trace(_) | Command::Mock(_)) =
+        (&cli.agent, &cli.command)
+    {
+        return Err(Failure::usage(
+            "--agent is for exec and chat; acp record takes the agent's command line after --: \
+             acp record -- AGENT [ARGS…]",
+        ));
+    }
+    let command = match cli.command {
+        Command::Record(args) => return record::run(args).await,
+        Command::Trace(args) => return trace::run(args),
+        Command::Mock(args) => return mock::run(args),
+        other => other,
+    };
     let (path, explicit) = match &cli.config {
         Some(path) => (Some(path.clone()), true),
         None => (config::default_config_path(), false),
     };
     if let Command::Agents(cli::AgentsArgs {
         action: Some(AgentsAction::ImportZed { settings }),
-    }) = &cli.command
+    }) = &command
     {
         let path = path.ok_or_else(|| {
             Failure::usage("cannot find the config directory; name the config file with --config")
@@ -56,20 +78,37 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         Some(path) => Config::load(path, explicit)?,
         None => Config::default(),
     };
-    match cli.command {
+    match command {
         Command::Agents(_) => {
             list_agents(&config, path.as_deref());
             Ok(exit::OK)
         }
         Command::Exec(args) => {
-            let agent = config::choose_agent(&config, cli.agent.as_deref())?;
+            let agent = pick_agent(&config, cli.agent.as_deref(), &cli.remote)?;
             exec::run(agent, args).await
         }
         Command::Chat(args) => {
-            let agent = config::choose_agent(&config, cli.agent.as_deref())?;
+            let agent = pick_agent(&config, cli.agent.as_deref(), &cli.remote)?;
             chat::run(agent, args).await
         }
+        Command::Record(_) | Command::Trace(_) | Command::Mock(_) => {
+            unreachable!("handled above")
+        }
+        Command::Serve(args) => serve::run(args).await,
+        Command::Connect(args) => connect::run(&args.url, &cli.remote).await,
         Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
+    }
+}
+
+/// The agent of `--agent`: a URL is reached through `acp connect`.
+fn pick_agent(
+    config: &Config,
+    requested: Option<&str>,
+    remote: &cli::RemoteArgs,
+) -> Result<config::ChosenAgent, Failure> {
+    match requested {
+        Some(url) if acp::remote::is_url(url) => connect::mirror_agent(url, remote),
+        requested => config::choose_agent(config, requested),
     }
 }
 

@@ -4,6 +4,8 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // A terminal's supervisor is this program started again; it never returns.
+    acp_host::supervise_if_requested();
     let cli = acp_cli::cli::Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -64,6 +64,11 @@ fn a_turn_streams_text() {
     s.expect("> ").unwrap();
     // Terminal output is shown in the transcript.
     s.send_line("terminal echo from-the-terminal").unwrap();
+    // It did not ask permission first: acp asks.
+    s.expect("The agent wants to run `sh -c echo from-the-terminal`")
+        .unwrap();
+    s.expect("Choose 1-2: ").unwrap();
+    s.send_line("1").unwrap();
     s.expect("[execute] Run the command · in_progress").unwrap();
     s.expect(Regex("┌ terminal \\S+")).unwrap();
     s.expect("│ from-the-terminal").unwrap();
@@ -90,6 +95,8 @@ fn terminal_output_is_shown_while_the_command_runs() {
         marker.display()
     ))
     .unwrap();
+    s.expect("Choose 1-2: ").unwrap();
+    s.send_line("1").unwrap();
     s.expect("│ first-line").unwrap();
     assert!(
         !marker.exists(),
@@ -589,4 +596,64 @@ fn a_message_over_the_size_limit_ends_the_chat_with_code_1() {
     let pid = s.get_process().pid();
     let status = s.get_process_mut().wait().unwrap();
     assert_eq!(status, WaitStatus::Exited(pid, 1));
+}
+
+#[test]
+fn the_banner_shows_the_policy_and_the_sandbox() {
+    let sb = Sandbox::new();
+    let mut command = Command::new(ACP);
+    command
+        .args(["chat", "--agent", AGENT])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sb.dir.path().join("home"))
+        .env("XDG_CONFIG_HOME", sb.dir.path().join("config"))
+        .env("NO_COLOR", "1")
+        .env("TERM", "xterm")
+        .current_dir(sb.work());
+    let mut s = Session::spawn(command).unwrap();
+    s.set_expect_timeout(Some(Duration::from_secs(20)));
+    s.expect("Ctrl-D quits.").unwrap();
+    s.expect("permissions: ask: writes and commands need a permission granted this turn")
+        .unwrap();
+    let support = acp_host::sandbox_support();
+    if support.is_available() {
+        s.expect(format!("sandbox: on ({support}): commands may write only in").as_str())
+            .unwrap();
+    } else {
+        s.expect("sandbox: unavailable").unwrap();
+    }
+    s.expect("> ").unwrap();
+    quit(s);
+}
+
+#[test]
+fn a_write_nobody_granted_is_asked_and_a_rejection_writes_nothing() {
+    let sb = Sandbox::new();
+    let target = sb.work().join("unasked.txt");
+    let mut s = chat(&sb, &[]);
+    s.send_line(format!("write {} sneaky", target.display()))
+        .unwrap();
+    s.expect(
+        format!(
+            "The agent wants to write {} (the agent did not ask permission for it this turn)",
+            target.display()
+        )
+        .as_str(),
+    )
+    .unwrap();
+    s.expect("Choose 1-2: ").unwrap();
+    s.send_line("2").unwrap();
+    s.expect("error: refused: write").unwrap();
+    s.expect("> ").unwrap();
+    assert!(!target.exists());
+    // Allowed this time.
+    s.send_line(format!("write {} allowed", target.display()))
+        .unwrap();
+    s.expect("Choose 1-2: ").unwrap();
+    s.send_line("1").unwrap();
+    s.expect("wrote").unwrap();
+    s.expect("> ").unwrap();
+    assert_eq!(read(&target), "allowed");
+    quit(s);
 }

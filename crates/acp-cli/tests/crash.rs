@@ -25,7 +25,9 @@ fn verbose_shows_the_agents_stderr_as_it_comes() {
     assert_eq!(out.stdout, "about to crash\n");
     assert!(
         out.stderr.starts_with(
-            "[session] sess-1\n\
+            "[policy] permissions: --deny-all: nothing is written, no command runs\n\
+             [sandbox] sandbox: not needed (no command runs)\n\
+             [session] sess-1\n\
              agent: test-agent: something went wrong\n\
              agent: test-agent: fatal: simulated crash\n"
         ),

@@ -184,16 +184,25 @@ fn missing_agent_binary_is_actionable() {
     std::fs::create_dir_all(&alone).unwrap();
     let copy = alone.join("acp");
     std::fs::copy(ACP, &copy).unwrap();
-    let out = std::process::Command::new(&copy)
-        .args(["exec", "hi"])
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", sb.root().join("home"))
-        .env("XDG_CONFIG_HOME", sb.root().join("config"))
-        .current_dir(sb.work())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+    let out = loop {
+        let result = std::process::Command::new(&copy)
+            .args(["exec", "hi"])
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", sb.root().join("home"))
+            .env("XDG_CONFIG_HOME", sb.root().join("config"))
+            .current_dir(sb.work())
+            .stdin(std::process::Stdio::null())
+            .output();
+        match result {
+            // Another test's child, forked while the copy was being
+            // written, may still hold it open until it execs.
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            other => break other.unwrap(),
+        }
+    };
     let out = sb.output(out);
     assert_code(&out, 127);
     assert!(out.stderr.contains("acp-agent"), "{}", out.stderr);

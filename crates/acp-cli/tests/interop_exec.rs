@@ -68,10 +68,12 @@ fn streams_the_agents_echo_exactly(peer: Peer) {
         init["clientCapabilities"]["fs"]["readTextFile"], true,
         "{init}"
     );
+    // Without a terminal the policy is --deny-all: no writes, no terminals.
     assert_eq!(
-        init["clientCapabilities"]["fs"]["writeTextFile"], true,
+        init["clientCapabilities"]["fs"]["writeTextFile"], false,
         "{init}"
     );
+    assert_eq!(init["clientCapabilities"]["terminal"], false, "{init}");
     assert_eq!(init["clientInfo"]["name"], "acp", "{init}");
     let new = logged(&log, "session/new");
     assert_eq!(

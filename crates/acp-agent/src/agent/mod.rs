@@ -37,6 +37,9 @@ use std::time::Duration;
 /// An open session.
 struct Session {
     cwd: PathBuf,
+    /// The agent's own files and terminals in `cwd` (when the client
+    /// offers none).
+    local: Arc<crate::tools::Local>,
     settings: Mutex<Settings>,
     /// Updates of the running turn, to be stored for replay.
     journal: Mutex<Vec<SessionUpdate>>,

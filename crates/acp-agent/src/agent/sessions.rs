@@ -27,6 +27,7 @@ impl Session {
         Arc::new(Session {
             mcp,
             mcp_errors: Mutex::new(mcp_errors),
+            local: Arc::new(crate::tools::Local::new(&cwd)),
             cwd,
             settings: Mutex::new(settings),
             journal: Mutex::new(Vec::new()),

@@ -245,6 +245,7 @@ impl CodingAgent {
             client_read: caps.fs.read_text_file,
             client_write: caps.fs.write_text_file,
             client_terminal: caps.terminal,
+            local: session.local.clone(),
             cancel: cancel.clone(),
         };
         let mut requests = 0usize;

@@ -9,7 +9,6 @@ use acp::schema::*;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Most bytes of a file returned to the model.
 pub const MAX_READ_BYTES: usize = 256 * 1024;
@@ -114,10 +113,10 @@ pub async fn read_text(env: &ToolEnv, path: &Path) -> Result<String, String> {
             .map(|r| r.content)
             .map_err(|e| format!("could not read {}: {e}", path.display()))
     } else {
-        let bytes = tokio::fs::read(path)
+        env.local
+            .read(path, None, None)
             .await
-            .map_err(|e| format!("could not read {}: {e}", path.display()))?;
-        String::from_utf8(bytes).map_err(|_| format!("{} is not a UTF-8 text file", path.display()))
+            .map_err(|e| format!("could not read {}: {e}", path.display()))
     }
 }
 
@@ -131,40 +130,11 @@ async fn write_text(env: &ToolEnv, path: &Path, content: &str) -> Result<(), Str
             .map(|_| ())
             .map_err(|e| format!("could not write {}: {e}", path.display()))
     } else {
-        let path = path.to_path_buf();
-        let content = content.to_string();
-        tokio::task::spawn_blocking(move || atomic_write(&path, content.as_bytes()))
+        env.local
+            .write(path, content)
             .await
-            .map_err(|e| e.to_string())?
             .map_err(|e| format!("could not write: {e}"))
     }
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file beside it, then a
-/// rename. Keeps an existing file's permissions; creates missing directories.
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = path.parent().ok_or_else(|| {
-        std::io::Error::other(format!("{} has no parent directory", path.display()))
-    })?;
-    std::fs::create_dir_all(dir)?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = dir.join(format!(
-        ".{name}.acp-agent-{}-{}.tmp",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = (|| {
-        std::fs::write(&tmp, bytes)?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }
 
 /// A change to a file, computed before asking permission.
@@ -278,20 +248,9 @@ pub(super) async fn read_file(
             Err(e) => return ToolOutcome::fail(format!("could not read {}: {e}", path.display())),
         }
     } else {
-        let whole = match read_text(env, path).await {
-            Ok(t) => t,
-            Err(e) => return ToolOutcome::fail(e),
-        };
-        if line.is_some() || limit.is_some() {
-            let skip = line.unwrap_or(1).saturating_sub(1) as usize;
-            let take = limit.map(|n| n as usize).unwrap_or(usize::MAX);
-            whole
-                .split_inclusive('\n')
-                .skip(skip)
-                .take(take)
-                .collect::<String>()
-        } else {
-            whole
+        match env.local.read(path, line, limit).await {
+            Ok(text) => text,
+            Err(e) => return ToolOutcome::fail(format!("could not read {}: {e}", path.display())),
         }
     };
     let for_model = if text.len() > MAX_READ_BYTES {
@@ -308,21 +267,5 @@ pub(super) async fn read_file(
         content: vec![code_block(&for_model, 8000)],
         for_model,
         cancelled: false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn atomic_write_replaces_and_creates() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("sub/f.txt");
-        atomic_write(&p, b"one").unwrap();
-        atomic_write(&p, b"two").unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("sub")).unwrap().collect();
-        assert_eq!(leftovers.len(), 1);
     }
 }

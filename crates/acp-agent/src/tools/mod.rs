@@ -8,11 +8,13 @@
 //! edit), [`search`] (list, grep), [`shell`] (commands) and `plan`.
 
 pub mod files;
+pub mod local;
 mod plan;
 pub mod search;
 pub mod shell;
 
-pub use files::{FileChange, MAX_READ_BYTES, apply_change, atomic_write, plan_change, read_text};
+pub use files::{FileChange, MAX_READ_BYTES, apply_change, plan_change, read_text};
+pub use local::Local;
 pub use search::{MAX_GREP_MATCHES, MAX_LIST_ENTRIES, grep, list_files};
 pub use shell::{DEFAULT_COMMAND_TIMEOUT, MAX_COMMAND_OUTPUT};
 
@@ -21,7 +23,8 @@ use acp::AgentSideConnection;
 use acp::CancellationToken;
 use acp::schema::*;
 use serde_json::Value;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The tools offered to the model. `read_only` leaves out those that change
@@ -99,24 +102,11 @@ pub enum ToolInput {
     },
 }
 
-/// `p` made absolute against `cwd`, with `.` and `..` resolved lexically.
+/// `p` made absolute against `cwd` (an absolute `p` stays as it is). Links
+/// and `..` are resolved where the path is used: by the client, or by
+/// [`acp_host::Roots::resolve`] for the local tools.
 pub fn resolve(cwd: &Path, p: &str) -> PathBuf {
-    let joined = if Path::new(p).is_absolute() {
-        PathBuf::from(p)
-    } else {
-        cwd.join(p)
-    };
-    let mut out = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
+    cwd.join(p)
 }
 
 /// Decodes a tool's JSON arguments into its argument struct.
@@ -235,6 +225,8 @@ pub struct ToolEnv {
     pub client_write: bool,
     /// Run commands in client terminals.
     pub client_terminal: bool,
+    /// Files and commands of the agent's own, when the client offers none.
+    pub local: Arc<Local>,
     /// Cancelled when the turn is cancelled.
     pub cancel: CancellationToken,
 }
@@ -341,7 +333,7 @@ mod tests {
     fn resolves_relative_paths_against_cwd() {
         let cwd = Path::new("/w/proj");
         assert_eq!(resolve(cwd, "src/a.rs"), PathBuf::from("/w/proj/src/a.rs"));
-        assert_eq!(resolve(cwd, "./x/../b"), PathBuf::from("/w/proj/b"));
+        assert_eq!(resolve(cwd, "./x/../b"), PathBuf::from("/w/proj/./x/../b"));
         assert_eq!(resolve(cwd, "/etc/hosts"), PathBuf::from("/etc/hosts"));
     }
 

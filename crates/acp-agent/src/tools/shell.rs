@@ -1,16 +1,17 @@
 //! `run_command`: a shell command in the session's working directory, in a
-//! client terminal when the client offers terminals, otherwise as a local
-//! process group whose output is streamed into the tool call. Cancelling the
-//! turn kills the command.
+//! client terminal when the client offers terminals, otherwise in a terminal
+//! of the agent's own (`acp-host`, the code `acp` runs terminals with), whose
+//! output is streamed into the tool call. Cancelling the turn kills the
+//! command and everything it started.
 
 use super::{ToolEnv, ToolInput, ToolOutcome, code_block, typed};
 use crate::llm::ToolSpec;
+use acp::AgentSideConnection;
 use acp::schema::*;
+use acp_host::Terminals;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// Most bytes of command output kept (the tail is kept).
 pub const MAX_COMMAND_OUTPUT: usize = 64 * 1024;
@@ -50,22 +51,79 @@ pub(super) fn parse(value: Value) -> Result<ToolInput, String> {
     })
 }
 
-/// Runs `command` with a time limit of `timeout`, where the client said.
+/// Runs `command` with a time limit of `timeout`: in a client terminal when
+/// the client offers terminals, else in one of the agent's own
+/// ([`super::Local`]).
 pub(super) async fn run(
     env: &ToolEnv,
     command: &str,
     timeout: Duration,
     call_id: &ToolCallId,
 ) -> ToolOutcome {
-    if env.client_terminal {
-        run_in_client_terminal(env, command, timeout, call_id).await
+    let host = if env.client_terminal {
+        Host::Client(&env.conn)
     } else {
-        run_locally(env, command, timeout, call_id).await
-    }
+        match env.local.terminals() {
+            Ok(terminals) => Host::Local(terminals),
+            Err(e) => return ToolOutcome::fail(format!("could not start the command: {e}")),
+        }
+    };
+    run_in(env, host, command, timeout, call_id).await
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+/// Where a command runs: both speak `terminal/*`.
+#[derive(Clone, Copy)]
+enum Host<'a> {
+    Client(&'a AgentSideConnection),
+    Local(&'a Terminals),
+}
+
+/// The message of a failed terminal call.
+fn message(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+impl Host<'_> {
+    async fn create(&self, req: CreateTerminalRequest) -> Result<TerminalId, String> {
+        let response = match self {
+            Host::Client(conn) => conn.create_terminal(req).await.map_err(message)?,
+            Host::Local(t) => t.create(req).await.map_err(|e| e.message)?,
+        };
+        Ok(response.terminal_id)
+    }
+
+    async fn wait(&self, req: WaitForTerminalExitRequest) -> Option<TerminalExitStatus> {
+        match self {
+            Host::Client(conn) => conn.wait_for_terminal_exit(req).await.ok(),
+            Host::Local(t) => t.wait_for_exit(req).await.ok(),
+        }
+        .map(|r| r.exit_status())
+    }
+
+    async fn kill(&self, req: KillTerminalRequest) {
+        let _ = match self {
+            Host::Client(conn) => conn.kill_terminal(req).await.map(|_| ()).map_err(message),
+            Host::Local(t) => t.kill(req).await.map(|_| ()).map_err(|e| e.message),
+        };
+    }
+
+    async fn output(&self, req: TerminalOutputRequest) -> Result<TerminalOutputResponse, String> {
+        match self {
+            Host::Client(conn) => conn.terminal_output(req).await.map_err(message),
+            Host::Local(t) => t.output(&req).map_err(|e| e.message),
+        }
+    }
+
+    async fn release(&self, req: ReleaseTerminalRequest) {
+        let _ = match self {
+            Host::Client(conn) => conn
+                .release_terminal(req)
+                .await
+                .map(|_| ())
+                .map_err(message),
+            Host::Local(t) => t.release(req).await.map(|_| ()).map_err(|e| e.message),
+        };
+    }
 }
 
 fn command_report(exit: &str, output: &str, truncated: bool) -> String {
@@ -81,67 +139,78 @@ fn command_report(exit: &str, output: &str, truncated: bool) -> String {
     s
 }
 
-async fn run_in_client_terminal(
+/// Runs `command` in a terminal of `host`. A client terminal is embedded in
+/// the tool call (the client shows it); the output of a local one is
+/// streamed into the tool call as it grows.
+async fn run_in(
     env: &ToolEnv,
+    host: Host<'_>,
     command: &str,
     timeout: Duration,
     call_id: &ToolCallId,
 ) -> ToolOutcome {
-    let req = CreateTerminalRequest::new(env.session_id.clone(), "sh")
+    let session = &env.session_id;
+    let req = CreateTerminalRequest::new(session.clone(), "sh")
         .args(vec!["-c".to_string(), command.to_string()])
         .cwd(env.cwd.display().to_string())
         .output_byte_limit(MAX_COMMAND_OUTPUT as u64);
-    let terminal_id = match env.conn.create_terminal(req).await {
-        Ok(r) => r.terminal_id,
+    let terminal_id = match host.create(req).await {
+        Ok(id) => id,
         Err(e) => {
             return ToolOutcome::fail(format!("could not start the command in a terminal: {e}"));
         }
     };
-    let embed = vec![ToolCallContent::Terminal(Terminal::new(
-        terminal_id.clone(),
-    ))];
-    let _ = env
-        .conn
-        .session_notification(SessionNotification::new(
-            env.session_id.clone(),
-            ToolCallUpdate::new(call_id.clone()).content(embed.clone()),
-        ))
-        .await;
-    let wait = env
-        .conn
-        .wait_for_terminal_exit(WaitForTerminalExitRequest::new(
-            env.session_id.clone(),
+    let embed = match host {
+        Host::Client(_) => vec![ToolCallContent::Terminal(Terminal::new(
             terminal_id.clone(),
-        ));
+        ))],
+        Host::Local(_) => vec![],
+    };
+    if !embed.is_empty() {
+        update(env, call_id, embed.clone()).await;
+    }
+    let wait = host.wait(WaitForTerminalExitRequest::new(
+        session.clone(),
+        terminal_id.clone(),
+    ));
+    tokio::pin!(wait);
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let mut ticker = tokio::time::interval(Duration::from_millis(250));
+    let mut shown = String::new();
     let mut note = None;
     let mut cancelled = false;
-    let exit = tokio::select! {
-        r = wait => r.ok().map(|r| r.exit_status()),
-        _ = env.cancel.cancelled() => { cancelled = true; None }
-        _ = tokio::time::sleep(timeout) => { note = Some(format!("The command timed out after {}s and was killed.", timeout.as_secs())); None }
+    let exit = loop {
+        tokio::select! {
+            r = &mut wait => break r,
+            _ = env.cancel.cancelled() => { cancelled = true; break None }
+            _ = &mut deadline => {
+                note = Some(format!("The command timed out after {}s and was killed.", timeout.as_secs()));
+                break None;
+            }
+            _ = ticker.tick(), if embed.is_empty() => {
+                let req = TerminalOutputRequest::new(session.clone(), terminal_id.clone());
+                if let Ok(out) = host.output(req).await && out.output != shown {
+                    shown = out.output;
+                    update(env, call_id, vec![code_block(&shown, usize::MAX)]).await;
+                }
+            }
+        }
     };
     if exit.is_none() {
-        let _ = env
-            .conn
-            .kill_terminal(KillTerminalRequest::new(
-                env.session_id.clone(),
-                terminal_id.clone(),
-            ))
-            .await;
-    }
-    let output = env
-        .conn
-        .terminal_output(TerminalOutputRequest::new(
-            env.session_id.clone(),
+        host.kill(KillTerminalRequest::new(
+            session.clone(),
             terminal_id.clone(),
         ))
         .await;
-    let _ = env
-        .conn
-        .release_terminal(ReleaseTerminalRequest::new(
-            env.session_id.clone(),
-            terminal_id,
+    }
+    let output = host
+        .output(TerminalOutputRequest::new(
+            session.clone(),
+            terminal_id.clone(),
         ))
+        .await;
+    host.release(ReleaseTerminalRequest::new(session.clone(), terminal_id))
         .await;
     if cancelled {
         let mut o = ToolOutcome::cancelled(USER_CANCELLED);
@@ -152,14 +221,30 @@ async fn run_in_client_terminal(
         Ok(o) => (o.output, o.truncated, o.exit_status),
         Err(e) => return ToolOutcome::fail(format!("could not read the terminal output: {e}")),
     };
-    let status = exit.or(status);
-    let (ok, exit_line) = describe_exit(status.as_ref(), note);
+    let (ok, exit_line) = describe_exit(exit.or(status).as_ref(), note);
+    let report = command_report(&exit_line, &text, truncated);
+    let content = if embed.is_empty() {
+        vec![code_block(&report, 16000)]
+    } else {
+        embed
+    };
     ToolOutcome {
         ok,
-        for_model: command_report(&exit_line, &text, truncated),
-        content: embed,
+        for_model: report,
+        content,
         cancelled: false,
     }
+}
+
+/// Replaces the tool call's content.
+async fn update(env: &ToolEnv, call_id: &ToolCallId, content: Vec<ToolCallContent>) {
+    let _ = env
+        .conn
+        .session_notification(SessionNotification::new(
+            env.session_id.clone(),
+            ToolCallUpdate::new(call_id.clone()).content(content),
+        ))
+        .await;
 }
 
 fn describe_exit(status: Option<&TerminalExitStatus>, note: Option<String>) -> (bool, String) {
@@ -174,134 +259,5 @@ fn describe_exit(status: Option<&TerminalExitStatus>, note: Option<String>) -> (
             signal: Some(s), ..
         }) => (false, format!("Killed by signal {s}")),
         _ => (false, "The command ended with an unknown status.".into()),
-    }
-}
-
-/// Output kept from a local command: the last [`MAX_COMMAND_OUTPUT`] bytes.
-#[derive(Default)]
-struct Tail {
-    bytes: Vec<u8>,
-    truncated: bool,
-    changed: bool,
-}
-
-impl Tail {
-    fn push(&mut self, b: &[u8]) {
-        self.bytes.extend_from_slice(b);
-        if self.bytes.len() > MAX_COMMAND_OUTPUT {
-            let cut = self.bytes.len() - MAX_COMMAND_OUTPUT;
-            self.bytes.drain(..cut);
-            self.truncated = true;
-        }
-        self.changed = true;
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.bytes).into_owned()
-    }
-}
-
-/// Copies a command's output pipe into `tail` until it closes.
-async fn read_into(mut pipe: impl AsyncRead + Unpin, tail: Arc<Mutex<Tail>>) {
-    let mut buf = [0u8; 8192];
-    while let Ok(n) = pipe.read(&mut buf).await {
-        if n == 0 {
-            break;
-        }
-        lock(&tail).push(&buf[..n]);
-    }
-}
-
-async fn run_locally(
-    env: &ToolEnv,
-    command: &str,
-    timeout: Duration,
-    call_id: &ToolCallId,
-) -> ToolOutcome {
-    let mut cmd = tokio::process::Command::new("sh");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(&env.cwd)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => return ToolOutcome::fail(format!("could not start sh: {e}")),
-    };
-    let pgid = child.id();
-    let tail = Arc::new(Mutex::new(Tail::default()));
-    let mut readers = Vec::new();
-    if let Some(out) = child.stdout.take() {
-        readers.push(tokio::spawn(read_into(out, tail.clone())));
-    }
-    if let Some(err) = child.stderr.take() {
-        readers.push(tokio::spawn(read_into(err, tail.clone())));
-    }
-    let kill_group = || {
-        if let Some(pid) = pgid {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pid as i32),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-    };
-    let deadline = tokio::time::sleep(timeout);
-    tokio::pin!(deadline);
-    let mut ticker = tokio::time::interval(Duration::from_millis(250));
-    let mut note = None;
-    let status = loop {
-        tokio::select! {
-            s = child.wait() => break s.ok(),
-            _ = env.cancel.cancelled() => {
-                kill_group();
-                let _ = child.wait().await;
-                for r in &readers { r.abort(); }
-                return ToolOutcome::cancelled(USER_CANCELLED);
-            }
-            _ = &mut deadline => {
-                kill_group();
-                note = Some(format!("The command timed out after {}s and was killed.", timeout.as_secs()));
-                break child.wait().await.ok();
-            }
-            _ = ticker.tick() => {
-                let update = {
-                    let mut t = lock(&tail);
-                    if t.changed { t.changed = false; Some(t.text()) } else { None }
-                };
-                if let Some(text) = update {
-                    let _ = env.conn.session_notification(SessionNotification::new(
-                        env.session_id.clone(),
-                        ToolCallUpdate::new(call_id.clone())
-                            .content(vec![code_block(&text, usize::MAX)]),
-                    )).await;
-                }
-            }
-        }
-    };
-    // Background processes may keep the pipes open: give the readers a moment.
-    kill_group();
-    for r in readers {
-        let _ = tokio::time::timeout(Duration::from_secs(2), r).await;
-    }
-    let t = lock(&tail);
-    let text = t.text();
-    let exit = status.map(|s| {
-        use std::os::unix::process::ExitStatusExt;
-        match (s.code(), s.signal()) {
-            (Some(c), _) => TerminalExitStatus::exited(c as u32),
-            (None, Some(sig)) => TerminalExitStatus::signaled(format!("{sig}")),
-            _ => TerminalExitStatus::default(),
-        }
-    });
-    let (ok, exit_line) = describe_exit(exit.as_ref(), note);
-    let report = command_report(&exit_line, &text, t.truncated);
-    ToolOutcome {
-        ok,
-        content: vec![code_block(&report, 16000)],
-        for_model: report,
-        cancelled: false,
     }
 }

@@ -6,8 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+pub mod served;
+
 pub const ACP: &str = env!("CARGO_BIN_EXE_acp");
 pub const AGENT: &str = env!("CARGO_BIN_EXE_acp-test-agent");
+pub const HOSTILE: &str = env!("CARGO_BIN_EXE_acp-hostile-agent");
 
 /// A sandbox: a temp dir holding `home/`, `config/` and the session `work/` dir.
 pub struct Sandbox {
@@ -94,6 +97,7 @@ impl Sandbox {
         text.replace(&self.work().display().to_string(), "$WORK")
             .replace(&self.root().display().to_string(), "$ROOT")
             .replace(AGENT, "$AGENT")
+            .replace(HOSTILE, "$HOSTILE")
     }
 }
 
