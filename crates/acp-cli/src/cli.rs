@@ -42,6 +42,9 @@ pub enum Command {
     /// clients: the agent side of a recording, or a script.
     #[command(after_help = MOCK_HELP)]
     Mock(MockArgs),
+    /// Check an agent (or a client) against the protocol: a conformance
+    /// suite with a report for people and for CI.
+    Check(crate::check::CheckArgs),
     /// Print a completion script for a shell (for example
     /// `acp completions bash > ~/.local/share/bash-completion/completions/acp`).
     Completions {

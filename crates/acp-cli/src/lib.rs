@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 pub mod chat;
+pub mod check;
 pub mod cli;
 pub mod client;
 pub mod config;
@@ -45,8 +46,10 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         _ => {}
     }
     // These need no config file (a broken one must not stop a recording).
-    if let (Some(_), Command::Record(_) | Command::Trace(_) | Command::Mock(_)) =
-        (&cli.agent, &cli.command)
+    if let (
+        Some(_),
+        Command::Record(_) | Command::Trace(_) | Command::Mock(_) | Command::Check(_),
+    ) = (&cli.agent, &cli.command)
     {
         return Err(Failure::usage(
             "--agent is for exec and chat; acp record takes the agent's command line after --: \
@@ -57,6 +60,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Record(args) => return record::run(args).await,
         Command::Trace(args) => return trace::run(args),
         Command::Mock(args) => return mock::run(args),
+        Command::Check(args) => return check::run(args).await,
         other => other,
     };
     let (path, explicit) = match &cli.config {
@@ -89,7 +93,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
             let agent = config::choose_agent(&config, cli.agent.as_deref())?;
             chat::run(agent, args).await
         }
-        Command::Record(_) | Command::Trace(_) | Command::Mock(_) => {
+        Command::Record(_) | Command::Trace(_) | Command::Mock(_) | Command::Check(_) => {
             unreachable!("handled above")
         }
         Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
