@@ -11,8 +11,12 @@ pub struct Cli {
     /// The agent: a name from the config file, or a command line such as
     /// "npx -y @zed-industries/claude-code-acp". Default: the config's
     /// default_agent, else acp-agent.
-    #[arg(long, global = true, value_name = "NAME|COMMAND")]
+    #[arg(long, global = true, value_name = "NAME|COMMAND|URL")]
     pub agent: Option<String>,
+    /// How to reach an agent given by URL (`--agent ws://…`) or by
+    /// `acp connect`.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     /// The config file (default: `<config dir>/acp/config.toml`).
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
@@ -42,6 +46,13 @@ pub enum Command {
     /// clients: the agent side of a recording, or a script.
     #[command(after_help = MOCK_HELP)]
     Mock(MockArgs),
+    /// Serve a stdio agent over the network (WebSocket and Streamable HTTP
+    /// on /acp): each client connection gets its own agent process.
+    Serve(ServeArgs),
+    /// Act as a local stdio agent that forwards to a remote one, for
+    /// editors that only start agents as subprocesses (Zed's
+    /// `agent_servers`).
+    Connect(ConnectArgs),
     /// Check an agent (or a client) against the protocol: a conformance
     /// suite with a report for people and for CI.
     Check(crate::check::CheckArgs),
@@ -234,4 +245,91 @@ pub struct SessionArgs {
     /// Copy the agent's standard error to ours.
     #[arg(long, short)]
     pub verbose: bool,
+}
+
+/// Options for agents reached over the network (`--agent URL`, `acp
+/// connect`). Credentials are best given by file or environment variable,
+/// which other users of the machine cannot read from the process list.
+#[derive(Debug, Args, Default, Clone)]
+#[command(next_help_heading = "Remote agents")]
+pub struct RemoteArgs {
+    /// Send this header with every request ("Name: value", repeatable).
+    #[arg(long = "header", global = true, value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Send `Authorization: Bearer <token>` with the token in this
+    /// environment variable.
+    #[arg(long, global = true, value_name = "VAR", conflicts_with = "token_file")]
+    pub token_env: Option<String>,
+    /// Send `Authorization: Bearer <token>` with the token in this file.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Trust this PEM certificate (a private CA, or a self-signed server) for
+    /// wss:// and https://, besides the system's roots.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+}
+
+/// Arguments of `acp serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on. A token is required unless it is a
+    /// loopback address.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
+    pub listen: String,
+    /// Require `Authorization: Bearer <token>`, the token read from this
+    /// file.
+    #[arg(long, value_name = "FILE", conflicts_with = "token_env")]
+    pub token_file: Option<PathBuf>,
+    /// Require `Authorization: Bearer <token>`, the token read from this
+    /// environment variable.
+    #[arg(long, value_name = "VAR")]
+    pub token_env: Option<String>,
+    /// Serve TLS with this certificate chain (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// How many client connections (each an agent process) may be open at
+    /// once.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub max_connections: usize,
+    /// Close a connection idle for this many seconds (WebSocket: nothing
+    /// from the client, pongs included; HTTP: no stream open, no POST).
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    pub idle_timeout: u64,
+    /// The longest message, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub max_message_size: usize,
+    /// How much of an agent's output may wait for its client, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub max_buffered_bytes: usize,
+    /// Close a connection whose client takes none of the waiting output for
+    /// this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub max_output_stall: u64,
+    /// The log format on standard error.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// The agent's command line, after `--` (for example `-- acp-agent`).
+    #[arg(last = true, required = true, value_name = "AGENT COMMAND")]
+    pub agent: Vec<String>,
+}
+
+/// How `acp serve` writes its logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One line per event with `key=value` fields.
+    Text,
+    /// One JSON object per event.
+    Json,
+}
+
+/// Arguments of `acp connect`.
+#[derive(Debug, Args)]
+pub struct ConnectArgs {
+    /// The agent's URL: ws://, wss://, http:// or https:// (for example
+    /// wss://build-box:8765/acp).
+    #[arg(value_name = "URL")]
+    pub url: String,
 }

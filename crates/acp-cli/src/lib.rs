@@ -15,6 +15,7 @@ pub mod check;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod connect;
 pub mod docs;
 pub mod elicit;
 pub mod exec;
@@ -27,6 +28,7 @@ pub mod policy;
 pub mod record;
 pub mod recording;
 pub mod render;
+pub mod serve;
 pub mod style;
 pub mod trace;
 pub mod transcript;
@@ -86,17 +88,31 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
             Ok(exit::OK)
         }
         Command::Exec(args) => {
-            let agent = config::choose_agent(&config, cli.agent.as_deref())?;
+            let agent = pick_agent(&config, cli.agent.as_deref(), &cli.remote)?;
             exec::run(agent, args).await
         }
         Command::Chat(args) => {
-            let agent = config::choose_agent(&config, cli.agent.as_deref())?;
+            let agent = pick_agent(&config, cli.agent.as_deref(), &cli.remote)?;
             chat::run(agent, args).await
         }
         Command::Record(_) | Command::Trace(_) | Command::Mock(_) | Command::Check(_) => {
             unreachable!("handled above")
         }
+        Command::Serve(args) => serve::run(args).await,
+        Command::Connect(args) => connect::run(&args.url, &cli.remote).await,
         Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
+    }
+}
+
+/// The agent of `--agent`: a URL is reached through `acp connect`.
+fn pick_agent(
+    config: &Config,
+    requested: Option<&str>,
+    remote: &cli::RemoteArgs,
+) -> Result<config::ChosenAgent, Failure> {
+    match requested {
+        Some(url) if acp::remote::is_url(url) => connect::mirror_agent(url, remote),
+        requested => config::choose_agent(config, requested),
     }
 }
 
