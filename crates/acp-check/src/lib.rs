@@ -2,10 +2,10 @@
 //! clients, the library behind `acp check agent` and `acp check client`.
 //!
 //! # Design
-//! - **Checks are data.** A [`Check`](catalog::Check) has a name
+//! - **Checks are data.** A [`Check`] has a name
 //!   (`area.what`), an area, the protocol docs section it comes from, the
-//!   feature it needs (for `--expect`), and a run function. The lists are in
-//!   [`agent::CHECKS`] and [`client::CHECKS`]; the crate README prints them.
+//!   feature it needs (for `--expect`), and a run function. The list is
+//!   [`agent::CHECKS`]; the crate README prints it.
 //! - **The checker speaks raw JSON-RPC**, not through the `acp` runtime: it
 //!   writes exact lines to the peer and reads every line back ([`wire`]), so
 //!   it can send what a runtime would refuse to (garbage, string and large
@@ -26,10 +26,11 @@
 //!   grouped by area, rendered as text, JSON or JUnit XML, and filtered by
 //!   `--only`/`--skip`, `--expect` (skips of claimed features fail) and
 //!   `--baseline` (known failures do not fail the run).
-//! - **For `acp check client`** the checker is an agent: `acp` substitutes
-//!   `{agent}` in the client's command line with a command that runs its own
-//!   scripted agent ([`client`]), which exercises every client method, judges
-//!   each answer and hands its results back over a file.
+//! - **For `acp check client`** (not built yet) the checker will be an
+//!   agent: `acp` substitutes `{agent}` in the client's command line with a
+//!   command that runs its own scripted agent over the same [`wire`], which
+//!   exercises every client method, judges each answer and hands its results
+//!   back over a file.
 //!
 //! What it does not do: judge what an agent *says* (models differ), or
 //! check the unstable parts of the protocol.

@@ -425,7 +425,7 @@ mod tests {
                 .starts_with("skipped, but --expect claims load")
         );
         let junit = r.junit();
-        assert!(junit.contains("<failure message=\"an update &lt;late&gt;\">") == false);
+        assert!(!junit.contains("<failure message=\"an update &lt;late&gt;\">"));
         assert!(
             junit.contains("known failure (baseline): an update &lt;late&gt;"),
             "{junit}"

@@ -2,7 +2,7 @@
 //!
 //! A [`Wire`] writes what it is told, byte for byte, and reads the peer's
 //! lines one at a time. Every line both ways goes to the run's [`Log`] with
-//! its strict [`Findings`](crate::strict::Findings), in the order it was
+//! its strict [`Findings`], in the order it was
 //! written or read, and to the `--trace` file when there is one. Nothing is
 //! decoded tolerantly on the way: what a check sees is what the peer sent.
 

@@ -5,7 +5,8 @@
 //! The schema is obtained the way `acp-schema`'s tests obtain it (pinned npm
 //! tarballs, or `$ACP_SCHEMA_DIR`); their loader is shared, not copied.
 
-#[allow(dead_code)]
+// Written for acp-schema's older toolchain (no let-chains there).
+#[allow(dead_code, clippy::collapsible_if)]
 #[path = "../../acp-schema/tests/common"]
 mod common {
     pub mod official;

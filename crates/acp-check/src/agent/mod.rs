@@ -310,7 +310,7 @@ impl AgentCx {
     }
 
     /// Runs a turn of `prompt` (content blocks) on `session` of the main
-    /// process, and keeps listening for [`GRACE`] after its response.
+    /// process, and keeps listening for a moment (300 ms) after its response.
     pub async fn turn(&mut self, session: &str, prompt: Value) -> Result<Turn, String> {
         let timeout = self.opts.timeout;
         let peer = self.main().await?;

@@ -183,19 +183,18 @@ pub async fn notification_unanswered(cx: &mut AgentCx) -> Outcome {
     tokio::time::sleep(Duration::from_millis(200)).await;
     peer.wire
         .send_line(r#"{"jsonrpc":"2.0","id":104,"method":"acp_check/after","params":{}}"#);
-    loop {
-        let Some(got) = next_response(&mut peer.wire).await else {
-            return silence(&peer.wire, "the request sent after the notifications");
-        };
-        let id = got
-            .value
-            .as_ref()
-            .map(|v| v["id"].clone())
-            .unwrap_or(Value::Null);
-        if id == json!(104) {
-            return Outcome::pass();
-        }
-        return Outcome::fail("a notification was answered").with_message(&got.line);
+    let Some(got) = next_response(&mut peer.wire).await else {
+        return silence(&peer.wire, "the request sent after the notifications");
+    };
+    let id = got
+        .value
+        .as_ref()
+        .map(|v| v["id"].clone())
+        .unwrap_or(Value::Null);
+    if id == json!(104) {
+        Outcome::pass()
+    } else {
+        Outcome::fail("a notification was answered").with_message(&got.line)
     }
 }
 

@@ -206,10 +206,10 @@ pub fn check_line(
         let known = table.method(method);
         match known {
             Some(m) => {
-                let wrong_way = match (m.handler, sent_by) {
-                    (Handler::Agent, Handler::Agent) | (Handler::Client, Handler::Client) => true,
-                    _ => false,
-                };
+                let wrong_way = matches!(
+                    (m.handler, sent_by),
+                    (Handler::Agent, Handler::Agent) | (Handler::Client, Handler::Client)
+                );
                 if wrong_way {
                     out.error("method", format!("{method} is not sent by this side"));
                 }
