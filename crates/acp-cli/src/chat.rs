@@ -8,16 +8,15 @@
 use crate::cli::ChatArgs;
 use crate::client::CliClient;
 use crate::config::ChosenAgent;
-use crate::exec::{
-    CANCEL_GRACE, Interrupted, Opened, Session, Setup, spawn_agent, watch_interrupts,
-    with_auth_hint,
-};
+use crate::exec::{Interrupted, Session, Setup, spawn_agent, watch_interrupts};
 use crate::exit::{self, Failure};
 use crate::mentions::prompt_blocks;
+use crate::open::{OpenOptions, Opened, describe_value, parse_config_value};
 use crate::output::ChatOutput;
 use crate::permission::PermissionPolicy;
 use crate::render::Renderer;
 use crate::transcript::{Commands, Transcript};
+use crate::turn::{self, Cancelled, TurnEnd};
 use acp::schema::*;
 use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
@@ -60,7 +59,8 @@ pub fn history_path() -> Option<PathBuf> {
 
 /// Runs `acp chat` and returns the exit code.
 pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
-    let setup = Setup::new(&args.session, PermissionPolicy::Ask)?;
+    let mut setup = Setup::new(&args.session, PermissionPolicy::Ask)?;
+    setup.interactive = true;
     let commands = Commands::default();
     let output = ChatOutput::default();
     let client = CliClient::new(
@@ -69,10 +69,14 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
     );
     let mut interrupts = watch_interrupts()?;
     let label = agent.label.clone();
+    let restart = agent.clone();
     let process = spawn_agent(agent, &setup.cwd, &client, args.session.verbose)?;
-    let mut session = Session::new(client.clone(), process);
-    let capabilities = client
-        .capabilities()
+    let mut session = Session::new(client.clone(), process).restartable(
+        restart,
+        &setup.cwd,
+        args.session.verbose,
+    );
+    let capabilities = crate::auth::advertise(client.capabilities())
         .elicitation(
             ElicitationCapabilities::new()
                 .form(ElicitationFormCapabilities::new())
@@ -81,8 +85,18 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
         .session(ClientSessionCapabilities::new().config_options(
             SessionConfigOptionsCapabilities::new().boolean(BooleanConfigOptionCapabilities::new()),
         ));
+    let options = OpenOptions {
+        show_replay: true,
+        prefer_load: true,
+    };
     let result = match session
-        .open(&mut interrupts, &args.session, &setup, capabilities, true)
+        .open(
+            &mut interrupts,
+            &args.session,
+            &setup,
+            capabilities,
+            options,
+        )
         .await
     {
         Ok(opened) => {
@@ -239,62 +253,33 @@ impl Chat<'_> {
             &self.setup.cwd,
             self.opened.caps.prompt_capabilities.embedded_context,
         );
-        let turn = conn.prompt(PromptRequest::new(session_id.clone(), blocks));
-        tokio::pin!(turn);
-        let mut cancelled = false;
-        let deadline = tokio::time::sleep(Duration::MAX);
-        tokio::pin!(deadline);
-        let overlong = client.overlong();
-        tokio::pin!(overlong);
-        let response = loop {
-            tokio::select! {
-                // The over-long report comes before the answer that follows
-                // it; when both are in, the report wins.
-                biased;
-                _ = &mut overlong => {
-                    client.with_renderer(|r| r.break_line());
-                    return Err(crate::exec::overlong_failure());
-                }
-                response = &mut turn => break response,
-                _ = self.interrupts.recv() => {
-                    if cancelled {
-                        let _ = self.session.process.kill();
-                        return Err(Failure::new(exit::CANCELLED, "interrupted again: killed the agent"));
-                    }
-                    cancelled = true;
-                    client.mark_cancelled();
-                    client.with_renderer(|r| r.note("[cancel] cancelling the turn (Ctrl-C again to kill the agent)"));
-                    let _ = conn.cancel(CancelNotification::new(session_id.clone())).await;
-                    deadline.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
-                }
-                _ = &mut deadline => {
-                    let _ = self.session.process.kill();
-                    return Err(Failure::new(
-                        exit::CANCELLED,
-                        format!("the agent did not end the turn within {} s of the cancel; killed it", CANCEL_GRACE.as_secs()),
-                    ));
-                }
-            }
+        let limits = turn::Limits {
+            timeout: self.setup.timeout,
         };
+        let end = turn::run(
+            self.session,
+            &conn,
+            &session_id,
+            blocks,
+            self.interrupts,
+            limits,
+        )
+        .await;
         client.end_turn();
-        match response {
-            Ok(response) => {
-                let stop = if cancelled {
-                    StopReason::Cancelled
-                } else {
-                    response.stop_reason
-                };
-                client.with_renderer(|r| r.finish(&session_id, &stop));
-            }
-            Err(_) if cancelled => {
-                client.with_renderer(|r| r.finish(&session_id, &StopReason::Cancelled))
-            }
-            Err(e) => {
-                let failure = self.session.failure("session/prompt", e).await;
-                let failure = with_auth_hint(failure, &self.opened.auth_methods);
-                if failure.code == exit::AGENT_CRASHED {
-                    return Err(failure);
+        match end {
+            TurnEnd::Answered {
+                response,
+                cancelled,
+            } => {
+                client.with_renderer(|r| r.finish(&session_id, &response.stop_reason));
+                if cancelled == Some(Cancelled::TimedOut) {
+                    let failure =
+                        turn::timeout_failure(self.setup.timeout.unwrap_or_default(), false);
+                    self.error(&failure.message);
                 }
+            }
+            TurnEnd::Fatal(failure) => return Err(failure),
+            TurnEnd::Failed(failure) => {
                 client.with_renderer(|r| r.break_line());
                 self.error(&failure.message);
             }
@@ -603,46 +588,6 @@ impl Chat<'_> {
             self.transcript(|t| t.note(&format!("[session] {id}")));
         }
         Ok(())
-    }
-}
-
-/// A config option's current value and its choices.
-fn describe_value(option: &SessionConfigOption) -> String {
-    match &option.kind {
-        SessionConfigKind::Select(select) => {
-            let values: Vec<String> = select.options.iter().map(|o| o.value.to_string()).collect();
-            format!("{} (one of {})", select.current_value, values.join(", "))
-        }
-        SessionConfigKind::Boolean(b) => format!("{} (true or false)", b.current_value),
-        _ => "(a kind of option acp cannot show)".to_owned(),
-    }
-}
-
-/// Reads a value typed for a config option.
-fn parse_config_value(
-    option: &SessionConfigOption,
-    text: &str,
-) -> Result<SessionConfigValue, String> {
-    match &option.kind {
-        SessionConfigKind::Select(select) => select
-            .options
-            .iter()
-            .find(|o| o.value.to_string() == text || o.name.eq_ignore_ascii_case(text))
-            .map(|o| SessionConfigValue::from(o.value.clone()))
-            .ok_or_else(|| {
-                let values: Vec<String> =
-                    select.options.iter().map(|o| o.value.to_string()).collect();
-                format!("{} takes one of {}", option.id, values.join(", "))
-            }),
-        SessionConfigKind::Boolean(_) => match text.to_ascii_lowercase().as_str() {
-            "true" | "on" | "yes" => Ok(true.into()),
-            "false" | "off" | "no" => Ok(false.into()),
-            _ => Err(format!("{} takes true or false", option.id)),
-        },
-        _ => Err(format!(
-            "acp cannot set {}: unknown kind of option",
-            option.id
-        )),
     }
 }
 

@@ -88,6 +88,11 @@ impl Transcript {
         let _ = self.out.flush();
     }
 
+    /// What the agent last said about its own progress (a retry, …).
+    pub fn status(&mut self, text: &str) {
+        self.note(&format!("[status] {text}"));
+    }
+
     /// Prints a dimmed note line.
     pub fn note(&mut self, text: &str) {
         let text = self.style.dim(text);
