@@ -215,6 +215,9 @@ impl Session {
                 )
             }
             Some(id) => {
+                let id = self
+                    .expand_session(id, &caps, interrupts, &conn, &cwd_text)
+                    .await?;
                 let id = SessionId::new(id.as_str());
                 let resume = caps.session_capabilities.resume.is_some();
                 let load = caps.load_session;
@@ -260,6 +263,45 @@ impl Session {
         self.session_id = Some(opened.session_id.clone());
         self.apply_choices(interrupts, args, &mut opened).await?;
         Ok(opened)
+    }
+
+    /// The session a `--session` value names: a unique prefix of an ID acp
+    /// recorded ([`crate::recent`]) or the agent lists for this directory
+    /// (`session/list`, first page) stands for that ID.
+    async fn expand_session(
+        &mut self,
+        given: &str,
+        caps: &AgentCapabilities,
+        interrupts: &mut Signal,
+        conn: &ClientSideConnection,
+        cwd: &str,
+    ) -> Result<String, Failure> {
+        let mut known: Vec<String> = crate::recent::path()
+            .map(|p| crate::recent::read(&p))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| r.session_id)
+            .collect();
+        let unique = |known: &[String]| {
+            known.iter().any(|k| k == given)
+                || known.iter().filter(|k| k.starts_with(given)).count() == 1
+        };
+        if !unique(&known) && caps.session_capabilities.list.is_some() {
+            let mut request = ListSessionsRequest::new();
+            request.cwd = Some(cwd.to_owned());
+            if let Ok(list) = self
+                .step("session/list", interrupts, conn.list_sessions(request))
+                .await
+            {
+                known.extend(list.sessions.into_iter().map(|s| s.session_id.to_string()));
+            }
+        }
+        let id = crate::recent::expand(given, &known).map_err(Failure::usage)?;
+        if id != given {
+            self.client
+                .with_renderer(|r| r.note(&format!("[session] {given} is {id}")));
+        }
+        Ok(id)
     }
 
     /// `--auth METHOD`: `authenticate`, or the terminal login of a terminal

@@ -68,6 +68,11 @@ impl Renderer {
         self.chat.as_mut()
     }
 
+    /// The owner of chat's live area, when this is the chat renderer.
+    pub fn live_output(&self) -> Option<crate::output::ChatOutput> {
+        self.chat.as_ref().and_then(Transcript::live_output)
+    }
+
     /// Whether output is coloured.
     pub fn color(&self) -> bool {
         self.chat.as_ref().is_some_and(|t| t.style().enabled())
