@@ -33,6 +33,7 @@
 
 import { appendFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
 import { agent, methods, ndJsonStream, PROTOCOL_VERSION, RequestError } from "@agentclientprotocol/sdk";
 
 const SDK_VERSION = "2.4.0";
@@ -317,7 +318,13 @@ const app = agent({ name: "interop-js-agent" })
     sessions.get(params.sessionId)?.turn?.abort();
   });
 
-const stream = ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
-const connection = app.connect(stream);
-await connection.closed;
-log("closed");
+// Imported (by remote-server.mjs, which serves `app` over the network),
+// nothing more; run, it serves one client on stdio.
+export { app };
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const stream = ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
+  const connection = app.connect(stream);
+  await connection.closed;
+  log("closed");
+}

@@ -105,7 +105,7 @@ async fn connect_one(server: &McpServer, cwd: &Path) -> Result<Server, String> {
         .await
         .map_err(|e| format!("could not list tools: {e}"))?;
     Ok(Server {
-        name: server.name().unwrap_or("mcp").to_string(),
+        name: server.name().as_deref().unwrap_or("mcp").to_string(),
         service,
         tools,
     })
@@ -118,7 +118,7 @@ impl McpServers {
         let mut servers = Vec::new();
         let mut errors = Vec::new();
         for server in list {
-            let name = server.name().unwrap_or("?").to_string();
+            let name = server.name().as_deref().unwrap_or("?").to_string();
             match tokio::time::timeout(CONNECT_TIMEOUT, connect_one(server, cwd)).await {
                 Ok(Ok(s)) => servers.push(s),
                 Ok(Err(e)) => errors.push(format!("MCP server {name}: {e}")),

@@ -12,7 +12,7 @@ async fn auth_required_without_a_model() {
     let r = start_agent(&[], TestClient::new("allow_once")).await;
     let init = r.initialize().await;
     assert_eq!(init.auth_methods.len(), 1);
-    assert!(init.auth_methods[0].id() == Some("environment"));
+    assert!(init.auth_methods[0].id().as_deref() == Some("environment"));
     let err = r
         .conn
         .new_session(NewSessionRequest::new("/tmp"))

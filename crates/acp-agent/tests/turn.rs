@@ -91,7 +91,10 @@ async fn main_scenario(client_fs_and_terminal: bool) {
         calls[0].locations[0].path,
         cwd.join("hello.txt").display().to_string()
     );
-    assert_eq!(calls[0].raw_input, Some(json!({"path":"hello.txt"})));
+    assert_eq!(
+        calls[0].raw_input,
+        Some(acp::schema::RawJson::from(json!({"path":"hello.txt"})))
+    );
     assert!(
         calls.iter().all(|c| c.status == ToolCallStatus::Completed),
         "{calls:#?}"

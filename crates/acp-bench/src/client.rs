@@ -440,8 +440,8 @@ mod tests {
 
     fn reply(done: u64, bad: u64) -> PromptResponse {
         let mut meta = Meta::new();
-        meta.insert("done".into(), done.into());
-        meta.insert("bad".into(), bad.into());
+        meta.insert("done", done);
+        meta.insert("bad", bad);
         PromptResponse::new(StopReason::EndTurn).meta(meta)
     }
 

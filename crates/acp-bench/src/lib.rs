@@ -46,6 +46,7 @@ pub mod agent;
 pub mod client;
 pub mod driver;
 pub mod floor;
+pub mod remote;
 pub mod spec;
 pub mod sys;
 

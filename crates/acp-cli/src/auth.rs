@@ -386,9 +386,8 @@ pub struct Context<'a> {
 /// The methods that matter for `problem`: those listed in the error's
 /// `data` (an agent may name the ones that fit the failure), else all.
 pub fn relevant(problem: &Problem<'_>, logins: &[Login], agent: &AgentCommand) -> Vec<Login> {
-    let listed: Vec<Login> = problem
-        .error
-        .data
+    let data = problem.error.data.as_ref().map(RawJson::to_value);
+    let listed: Vec<Login> = data
         .as_ref()
         .and_then(|d| d.get("authMethods"))
         .and_then(Value::as_array)
@@ -424,7 +423,7 @@ pub fn advice(problem: &Problem<'_>, logins: &[Login], cx: &Context<'_>) -> Stri
     // methods it lists are used below, not quoted.
     let mut said = Vec::new();
     if let Some(data) = &error.data {
-        strings(data, &mut said);
+        strings(&data.to_value(), &mut said);
     }
     let said: Vec<String> = said
         .into_iter()

@@ -15,8 +15,12 @@ pub struct Cli {
     /// The agent: a name from the config file, or a command line such as
     /// "npx -y @agentclientprotocol/claude-agent-acp". Default: the
     /// config's default_agent, else acp-agent.
-    #[arg(long, global = true, value_name = "NAME|COMMAND")]
+    #[arg(long, global = true, value_name = "NAME|COMMAND|URL")]
     pub agent: Option<String>,
+    /// How to reach an agent given by URL (`--agent ws://…`) or by
+    /// `acp connect`.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     /// The config file (default: `<config dir>/acp/config.toml`).
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
@@ -40,6 +44,23 @@ pub enum Command {
     /// method) or ask it to log in (`authenticate`). Without METHOD, list
     /// the agent's methods and ask which.
     Login(LoginArgs),
+    /// Run an agent behind a transparent proxy that records the session:
+    /// put `acp record -- AGENT…` where an editor's config names the agent.
+    Record(RecordArgs),
+    /// Show a recording of `acp record` as a timeline: sessions, turns,
+    /// requests with their latency, tool calls, permissions, errors.
+    Trace(TraceArgs),
+    /// Play a scripted agent over standard input and output, for testing
+    /// clients: the agent side of a recording, or a script.
+    #[command(after_help = MOCK_HELP)]
+    Mock(MockArgs),
+    /// Serve a stdio agent over the network (WebSocket and Streamable HTTP
+    /// on /acp): each client connection gets its own agent process.
+    Serve(ServeArgs),
+    /// Act as a local stdio agent that forwards to a remote one, for
+    /// editors that only start agents as subprocesses (Zed's
+    /// `agent_servers`).
+    Connect(ConnectArgs),
     /// Print a completion script for a shell (for example
     /// `acp completions bash > ~/.local/share/bash-completion/completions/acp`).
     Completions {
@@ -72,6 +93,90 @@ pub struct LoginArgs {
     /// Copy the agent's standard error to ours.
     #[arg(long, short)]
     pub verbose: bool,
+}
+
+const MOCK_HELP: &str = "\
+Script commands (one a line, # for comments; JSON on the same line):
+    expect METHOD [PARAMS]      wait for the client's METHOD (params must contain PARAMS)
+    reply RESULT                answer the latest expected request
+    fail CODE [MESSAGE]         answer it with an error
+    send update UPDATE          send a session/update for the current session
+    send METHOD [PARAMS]        send a notification
+    request METHOD PARAMS       send a request and wait for its answer
+    answered RESULT | answered error [CODE]
+                                check the answer to the last request
+    sleep DURATION              250ms, 2s, or milliseconds
+    exit [CODE]                 exit at once
+
+Exit codes: 0 as expected, 1 differences (listed on stderr), 2 bad script or recording.";
+
+/// Arguments of `acp mock`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("plan").required(true).args(["trace", "script"])))]
+pub struct MockArgs {
+    /// Play the agent side of this recording (of `acp record`).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Run this script.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// Give up when the client sends nothing for this many seconds while
+    /// the mock waits for it (default: wait as long as it takes).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+}
+
+/// The output format of `acp trace`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TraceFormat {
+    /// A readable timeline, then a summary.
+    Text,
+    /// The timeline as one JSON document, for scripts.
+    Json,
+}
+
+/// Arguments of `acp trace`.
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// The record file.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
+    pub format: TraceFormat,
+    /// Only this session.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only prompt turn N (of each session, or of --session).
+    #[arg(long, value_name = "N")]
+    pub turn: Option<u32>,
+    /// Write the timeline as one self-contained HTML page to OUT instead.
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<PathBuf>,
+}
+
+/// Arguments of `acp record`.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The record file (never overwritten), or a directory for it. Default:
+    /// a new file named by the time in `<state dir>/acp/recordings/`. The
+    /// path is printed on standard error.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Mask secrets in the record file: values of fields named like *key*,
+    /// *token*, *secret* or *password*, MCP servers' env and headers,
+    /// authentication `_meta`, and those values (and the proxy's secret
+    /// environment variables) wherever they are echoed.
+    #[arg(long)]
+    pub redact: bool,
+    /// The agent's command line.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "AGENT"
+    )]
+    pub command: Vec<String>,
 }
 
 /// Arguments of `acp agents`.
@@ -181,6 +286,93 @@ pub struct SessionArgs {
     pub verbose: bool,
 }
 
+/// Options for agents reached over the network (`--agent URL`, `acp
+/// connect`). Credentials are best given by file or environment variable,
+/// which other users of the machine cannot read from the process list.
+#[derive(Debug, Args, Default, Clone)]
+#[command(next_help_heading = "Remote agents")]
+pub struct RemoteArgs {
+    /// Send this header with every request ("Name: value", repeatable).
+    #[arg(long = "header", global = true, value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Send `Authorization: Bearer <token>` with the token in this
+    /// environment variable.
+    #[arg(long, global = true, value_name = "VAR", conflicts_with = "token_file")]
+    pub token_env: Option<String>,
+    /// Send `Authorization: Bearer <token>` with the token in this file.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Trust this PEM certificate (a private CA, or a self-signed server) for
+    /// wss:// and https://, besides the system's roots.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+}
+
+/// Arguments of `acp serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on. A token is required unless it is a
+    /// loopback address.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
+    pub listen: String,
+    /// Require `Authorization: Bearer <token>`, the token read from this
+    /// file.
+    #[arg(long, value_name = "FILE", conflicts_with = "token_env")]
+    pub token_file: Option<PathBuf>,
+    /// Require `Authorization: Bearer <token>`, the token read from this
+    /// environment variable.
+    #[arg(long, value_name = "VAR")]
+    pub token_env: Option<String>,
+    /// Serve TLS with this certificate chain (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// How many client connections (each an agent process) may be open at
+    /// once.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub max_connections: usize,
+    /// Close a connection idle for this many seconds (WebSocket: nothing
+    /// from the client, pongs included; HTTP: no stream open, no POST).
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    pub idle_timeout: u64,
+    /// The longest message, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub max_message_size: usize,
+    /// How much of an agent's output may wait for its client, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub max_buffered_bytes: usize,
+    /// Close a connection whose client takes none of the waiting output for
+    /// this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub max_output_stall: u64,
+    /// The log format on standard error.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// The agent's command line, after `--` (for example `-- acp-agent`).
+    #[arg(last = true, required = true, value_name = "AGENT COMMAND")]
+    pub agent: Vec<String>,
+}
+
+/// How `acp serve` writes its logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One line per event with `key=value` fields.
+    Text,
+    /// One JSON object per event.
+    Json,
+}
+
+/// Arguments of `acp connect`.
+#[derive(Debug, Args)]
+pub struct ConnectArgs {
+    /// The agent's URL: ws://, wss://, http:// or https:// (for example
+    /// wss://build-box:8765/acp).
+    #[arg(value_name = "URL")]
+    pub url: String,
+}
+
 /// Reads `--timeout`: seconds, fractions allowed, more than 0.
 pub fn parse_secs(text: &str) -> Result<Duration, String> {
     let secs: f64 = text
@@ -216,9 +408,20 @@ impl Cli {
     }
 }
 
+/// The global options that take a value (they may come before the
+/// subcommand).
+const GLOBAL_WITH_VALUE: &[&str] = &[
+    "--agent",
+    "--config",
+    "--header",
+    "--token-env",
+    "--token-file",
+    "--ca-cert",
+];
+
 /// Inserts `chat` or `exec` where the subcommand would be, if there is
-/// none: after the program name and the global options (`--agent V`,
-/// `--config V`). `--help` and `--version` are left alone.
+/// none: after the program name and the global options
+/// ([`GLOBAL_WITH_VALUE`]). `--help` and `--version` are left alone.
 fn with_default_command(mut args: Vec<OsString>) -> Vec<OsString> {
     use clap::CommandFactory;
     let command = Cli::command();
@@ -248,9 +451,11 @@ fn with_default_command(mut args: Vec<OsString>) -> Vec<OsString> {
     let mut at = 1;
     while at < args.len() {
         let word = args[at].to_string_lossy().into_owned();
-        if word == "--agent" || word == "--config" {
+        let name = word.split('=').next().unwrap_or(&word);
+        let global = GLOBAL_WITH_VALUE.contains(&name);
+        if global && !word.contains('=') {
             at += 2;
-        } else if word.starts_with("--agent=") || word.starts_with("--config=") {
+        } else if global {
             at += 1;
         } else {
             break;

@@ -8,6 +8,8 @@
 //! [`render::Renderer`] (in chat, to [`output`], which keeps it off the prompt). Exit codes
 //! are listed in [`exit`]. Both modes open their session through `open` and run
 //! turns through [`turn`]; logging in is [`auth`] (and `acp login`: [`login`]).
+//! [`record`] is the recording proxy, writing the format of [`recording`]; [`trace`] shows a
+//! recording and [`mock`] plays one (or a script) as an agent.
 #![deny(missing_docs)]
 
 pub mod auth;
@@ -15,6 +17,7 @@ pub mod chat;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod connect;
 pub mod console;
 pub mod docs;
 pub mod elicit;
@@ -22,13 +25,18 @@ pub mod exec;
 pub mod exit;
 pub mod login;
 pub mod mentions;
+pub mod mock;
 mod open;
 pub mod output;
 pub mod permission;
 pub mod policy;
 pub mod recent;
+pub mod record;
+pub mod recording;
 pub mod render;
+pub mod serve;
 pub mod style;
+pub mod trace;
 pub mod transcript;
 pub mod tty;
 pub mod turn;
@@ -46,13 +54,28 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Man { dir } => return docs::man(dir.as_deref()),
         _ => {}
     }
+    // These need no config file (a broken one must not stop a recording).
+    if let (Some(_), Command::Record(_) | Command::Trace(_) | Command::Mock(_)) =
+        (&cli.agent, &cli.command)
+    {
+        return Err(Failure::usage(
+            "--agent is for exec and chat; acp record takes the agent's command line after --: \
+             acp record -- AGENT [ARGS…]",
+        ));
+    }
+    let command = match cli.command {
+        Command::Record(args) => return record::run(args).await,
+        Command::Trace(args) => return trace::run(args),
+        Command::Mock(args) => return mock::run(args),
+        other => other,
+    };
     let (path, explicit) = match &cli.config {
         Some(path) => (Some(path.clone()), true),
         None => (config::default_config_path(), false),
     };
     if let Command::Agents(cli::AgentsArgs {
         action: Some(AgentsAction::ImportZed { settings }),
-    }) = &cli.command
+    }) = &command
     {
         let path = path.ok_or_else(|| {
             Failure::usage("cannot find the config directory; name the config file with --config")
@@ -63,7 +86,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         Some(path) => Config::load(path, explicit),
         None => Ok(Config::default()),
     };
-    let config = match (config, &cli.command) {
+    let config = match (config, &command) {
         (Ok(config), _) => config,
         // Under --format json, every failure ends with a JSON line.
         (Err(failure), Command::Exec(args)) if args.format == render::Format::Json => {
@@ -72,29 +95,47 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         }
         (Err(failure), _) => return Err(failure),
     };
-    match cli.command {
+    match command {
         Command::Agents(_) => {
             list_agents(&config, path.as_deref());
             Ok(exit::OK)
         }
         Command::Exec(args) => {
             let json = args.format == render::Format::Json;
-            let agent = config::choose_agent(&config, cli.agent.as_deref()).inspect_err(|f| {
-                if json {
-                    println!("{}", f.json_line(None));
-                }
-            })?;
+            let agent =
+                pick_agent(&config, cli.agent.as_deref(), &cli.remote).inspect_err(|f| {
+                    if json {
+                        println!("{}", f.json_line(None));
+                    }
+                })?;
             exec::run(agent, args).await
         }
         Command::Login(args) => {
-            let agent = config::choose_agent(&config, cli.agent.as_deref())?;
+            let agent = pick_agent(&config, cli.agent.as_deref(), &cli.remote)?;
             login::run(agent, args).await
         }
         Command::Chat(args) => {
-            let agent = config::choose_agent(&config, cli.agent.as_deref())?;
+            let agent = pick_agent(&config, cli.agent.as_deref(), &cli.remote)?;
             chat::run(agent, args).await
         }
+        Command::Record(_) | Command::Trace(_) | Command::Mock(_) => {
+            unreachable!("handled above")
+        }
+        Command::Serve(args) => serve::run(args).await,
+        Command::Connect(args) => connect::run(&args.url, &cli.remote).await,
         Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
+    }
+}
+
+/// The agent of `--agent`: a URL is reached through `acp connect`.
+fn pick_agent(
+    config: &Config,
+    requested: Option<&str>,
+    remote: &cli::RemoteArgs,
+) -> Result<config::ChosenAgent, Failure> {
+    match requested {
+        Some(url) if acp::remote::is_url(url) => connect::mirror_agent(url, remote),
+        requested => config::choose_agent(config, requested),
     }
 }
 

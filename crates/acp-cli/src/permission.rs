@@ -173,7 +173,9 @@ impl Asked {
         let raw = call
             .raw_input
             .as_ref()
-            .or_else(|| known.and_then(|k| k.raw_input.as_ref()));
+            .or_else(|| known.and_then(|k| k.raw_input.as_ref()))
+            .map(RawJson::to_value);
+        let raw = raw.as_ref();
         let locations = call
             .locations
             .as_deref()

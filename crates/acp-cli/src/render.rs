@@ -299,25 +299,37 @@ pub fn agent_status(notification: &SessionNotification) -> Option<String> {
         SessionUpdate::SessionInfoUpdate(u) => u.meta.as_ref(),
         SessionUpdate::UsageUpdate(u) => u.meta.as_ref(),
         SessionUpdate::Plan(p) => p.meta.as_ref(),
-        SessionUpdate::Other(map) => {
-            let kind = map
+        SessionUpdate::Other(raw) => {
+            let other = serde_json::to_value(raw).unwrap_or_default();
+            let kind = other
                 .get("sessionUpdate")
                 .and_then(serde_json::Value::as_str)
                 .unwrap_or("update");
             if let Some(text) = ["message", "status", "title"]
                 .iter()
-                .find_map(|k| map.get(*k).and_then(serde_json::Value::as_str))
+                .find_map(|k| other.get(*k).and_then(serde_json::Value::as_str))
             {
                 return Some(format!("{kind}: {}", clip(text)));
             }
-            map.get("_meta").and_then(serde_json::Value::as_object)
+            let inner = other
+                .get("_meta")
+                .and_then(serde_json::Value::as_object)
+                .and_then(meta_status);
+            return notification
+                .meta
+                .as_ref()
+                .and_then(|m| meta_status(&m.to_map()))
+                .or(inner);
         }
         _ => None,
     };
-    [notification.meta.as_ref(), update_meta]
-        .into_iter()
-        .flatten()
-        .find_map(meta_status)
+    [
+        notification.meta.as_ref().map(Meta::to_map),
+        update_meta.map(Meta::to_map),
+    ]
+    .iter()
+    .flatten()
+    .find_map(meta_status)
 }
 
 fn meta_status(meta: &serde_json::Map<String, serde_json::Value>) -> Option<String> {

@@ -13,7 +13,7 @@
 //! - [`Terminals`], commands with one pipe for stdout and stderr, output
 //!   bounded on a character boundary ([`DEFAULT_OUTPUT_LIMIT`] by default),
 //!   signal names in exit statuses, and kill/release that end every
-//!   descendant, under a [supervisor](supervisor) process that also
+//!   descendant, under a [`supervisor`] process that also
 //!   applies the [sandbox] (Landlock on Linux).
 //!
 //! The functions take the schema's request types and answer with its

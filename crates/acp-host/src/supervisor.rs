@@ -44,7 +44,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// Set in the supervisor's environment (to its [`Spec`] as JSON); never
+/// Set in the supervisor's environment (to its spec as JSON); never
 /// passed on to the command.
 pub const SUPERVISOR_ENV: &str = "ACP_HOST_SUPERVISOR";
 

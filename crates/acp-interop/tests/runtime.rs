@@ -482,7 +482,9 @@ async fn runtime_decodes_every_update_kind_the_js_agent_sends() {
             }
             assert_eq!(
                 call.raw_input,
-                Some(json!({ "path": "/tmp/a.txt", "nested": { "n": 1 } }))
+                Some(RawJson::from(
+                    json!({ "path": "/tmp/a.txt", "nested": { "n": 1 } })
+                ))
             );
         }
         other => panic!("tool_call decoded as {other:?}"),
@@ -491,7 +493,7 @@ async fn runtime_decodes_every_update_kind_the_js_agent_sends() {
         SessionUpdate::ToolCallUpdate(u) => {
             assert_eq!(u.tool_call_id.as_str(), "call-2");
             assert_eq!(u.status, Some(ToolCallStatus::Completed));
-            assert_eq!(u.raw_output, Some(json!({ "ok": true })));
+            assert_eq!(u.raw_output, Some(RawJson::from(json!({ "ok": true }))));
             assert_eq!(u.title, None);
         }
         other => panic!("tool_call_update decoded as {other:?}"),

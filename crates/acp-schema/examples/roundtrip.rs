@@ -60,10 +60,8 @@ fn reply(line: &str) -> String {
 }
 
 fn failure(message: &str) -> String {
-    let mut map = serde_json::Map::new();
-    map.insert("ok".into(), false.into());
-    map.insert("error".into(), message.into());
-    serde_json::Value::Object(map).to_string()
+    let message = serde_json::Value::from(message);
+    format!("{{\"ok\":false,\"error\":{message}}}")
 }
 
 /// Whether the line asks for params or a successful result.

@@ -1,9 +1,9 @@
 //! Authentication: the methods an agent offers in its `initialize` response, the
 //! `authenticate` request that picks one, and `logout`.
 
-use crate::util::{default_on_error, id_type, meta, setters, skip_invalid_items_opt, tagged_union};
+use crate::util::{id_type, setters, tagged_union, wire_struct};
 use crate::{Meta, OrderedMap};
-use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 id_type!(
     /// Identifies one of the authentication methods an agent offers.
@@ -27,20 +27,20 @@ tagged_union! {
 
 impl AuthMethod {
     /// The method's id (`None` only for an unknown method kind without a string `id`).
-    pub fn id(&self) -> Option<&str> {
+    pub fn id(&self) -> Option<Cow<'_, str>> {
         match self {
-            AuthMethod::Agent(m) => Some(m.id.as_str()),
-            AuthMethod::Terminal(m) => Some(m.id.as_str()),
-            AuthMethod::Other(map) => map.get("id").and_then(|v| v.as_str()),
+            AuthMethod::Agent(m) => Some(Cow::Borrowed(m.id.as_str())),
+            AuthMethod::Terminal(m) => Some(Cow::Borrowed(m.id.as_str())),
+            AuthMethod::Other(map) => map.get_str("id"),
         }
     }
 
     /// The method's display name (`None` only for an unknown method kind without a string `name`).
-    pub fn name(&self) -> Option<&str> {
+    pub fn name(&self) -> Option<Cow<'_, str>> {
         match self {
-            AuthMethod::Agent(m) => Some(&m.name),
-            AuthMethod::Terminal(m) => Some(&m.name),
-            AuthMethod::Other(map) => map.get("name").and_then(|v| v.as_str()),
+            AuthMethod::Agent(m) => Some(Cow::Borrowed(&m.name)),
+            AuthMethod::Terminal(m) => Some(Cow::Borrowed(&m.name)),
+            AuthMethod::Other(map) => map.get_str("name"),
         }
     }
 }
@@ -57,30 +57,18 @@ impl From<AuthMethodTerminal> for AuthMethod {
     }
 }
 
-/// An authentication method the agent carries out itself through `authenticate`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct AuthMethodAgent {
-    /// The method's id, passed back in `authenticate`.
-    pub id: AuthMethodId,
-    /// A name to show the user.
-    pub name: String,
-    /// More detail to show the user.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub description: Option<String>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// An authentication method the agent carries out itself through `authenticate`.
+    pub struct AuthMethodAgent {
+        /// The method's id, passed back in `authenticate`.
+        pub id: AuthMethodId = "id" (Req),
+        /// A name to show the user.
+        pub name: String = "name" (Req),
+        /// More detail to show the user.
+        pub description: Option<String> = "description" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl AuthMethodAgent {
@@ -91,52 +79,31 @@ impl AuthMethodAgent {
             name: name.into(),
             description: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(AuthMethodAgent { opt { description: String, meta: Meta } });
 
-/// An authentication method where the client launches the agent program (as it
-/// is configured, plus `args` and `env`) in an interactive terminal. Exit status
-/// zero means the user signed in.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct AuthMethodTerminal {
-    /// The method's id.
-    pub id: AuthMethodId,
-    /// A name to show the user.
-    pub name: String,
-    /// More detail to show the user.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub description: Option<String>,
-    /// Arguments appended to the configured agent command line.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "skip_invalid_items_opt"
-    )]
-    pub args: Option<Vec<String>>,
-    /// Environment variables set on top of (and overriding) the configured ones.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub env: Option<OrderedMap<String>>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// An authentication method where the client launches the agent program (as it
+    /// is configured, plus `args` and `env`) in an interactive terminal. Exit status
+    /// zero means the user signed in.
+    pub struct AuthMethodTerminal {
+        /// The method's id.
+        pub id: AuthMethodId = "id" (Req),
+        /// A name to show the user.
+        pub name: String = "name" (Req),
+        /// More detail to show the user.
+        pub description: Option<String> = "description" (Lenient),
+        /// Arguments appended to the configured agent command line.
+        pub args: Option<Vec<String>> = "args" (ItemsOpt),
+        /// Environment variables set on top of (and overriding) the configured ones.
+        pub env: Option<OrderedMap<String>> = "env" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl AuthMethodTerminal {
@@ -149,6 +116,7 @@ impl AuthMethodTerminal {
             args: None,
             env: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -162,21 +130,14 @@ setters!(AuthMethodTerminal {
     }
 });
 
-/// The `authenticate` request: sign in with one of the advertised agent methods.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct AuthenticateRequest {
-    /// Which advertised method to use.
-    pub method_id: AuthMethodId,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The `authenticate` request: sign in with one of the advertised agent methods.
+    pub struct AuthenticateRequest {
+        /// Which advertised method to use.
+        pub method_id: AuthMethodId = "methodId" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl AuthenticateRequest {
@@ -185,25 +146,20 @@ impl AuthenticateRequest {
         AuthenticateRequest {
             method_id: method_id.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(AuthenticateRequest { opt { meta: Meta } });
 
-/// The (empty) result of `authenticate`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct AuthenticateResponse {
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The (empty) result of `authenticate`.
+    #[derive(Default)]
+    pub struct AuthenticateResponse {
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl AuthenticateResponse {
@@ -215,19 +171,13 @@ impl AuthenticateResponse {
 
 setters!(AuthenticateResponse { opt { meta: Meta } });
 
-/// The `logout` request: end the authenticated state (needs `auth.logout`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct LogoutRequest {
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The `logout` request: end the authenticated state (needs `auth.logout`).
+    #[derive(Default)]
+    pub struct LogoutRequest {
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl LogoutRequest {
@@ -239,19 +189,13 @@ impl LogoutRequest {
 
 setters!(LogoutRequest { opt { meta: Meta } });
 
-/// The (empty) result of `logout`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct LogoutResponse {
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The (empty) result of `logout`.
+    #[derive(Default)]
+    pub struct LogoutResponse {
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl LogoutResponse {
@@ -272,7 +216,7 @@ mod tests {
         let agent = r#"{"id":"oauth","name":"Sign in","description":"Browser sign-in"}"#;
         let m: AuthMethod = crate::decode(agent).unwrap();
         assert!(matches!(m, AuthMethod::Agent(_)));
-        assert_eq!(m.id(), Some("oauth"));
+        assert_eq!(m.id().as_deref(), Some("oauth"));
         assert_eq!(serde_json::to_string(&m).unwrap(), agent);
 
         let term = r#"{"type":"terminal","id":"tui","name":"Terminal","args":["--login"],"env":{"A":"1"}}"#;
@@ -283,7 +227,7 @@ mod tests {
         let other = r#"{"type":"_web","id":"w","name":"Web","url":"https://x"}"#;
         let m: AuthMethod = crate::decode(other).unwrap();
         assert!(matches!(m, AuthMethod::Other(_)));
-        assert_eq!(m.name(), Some("Web"));
+        assert_eq!(m.name().as_deref(), Some("Web"));
         assert_eq!(serde_json::to_string(&m).unwrap(), other);
     }
 

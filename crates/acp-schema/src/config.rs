@@ -2,14 +2,13 @@
 //! reasoning level, mode, any custom toggle), shown by the client as dropdowns or
 //! switches and changed with `session/set_config_option`.
 
-use crate::util::{
-    default_on_error, id_type, meta, setters, skip_invalid_items, string_enum, tagged_union,
-};
-use crate::{Meta, SessionId};
-use serde::de::Error as _;
+use crate::util::wire::{Entries, Flat, TagValue, marked, nested_at};
+use crate::util::{id_type, setters, string_enum, tagged_union, wire_struct};
+use crate::{Meta, RawJson, SessionId};
+use serde::de::{SeqAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value;
+use std::fmt;
 
 id_type!(
     /// Identifies a session config option.
@@ -26,43 +25,25 @@ id_type!(
     SessionConfigGroupId
 );
 
-/// A config option of a session and its current value.
-///
-/// The common fields sit next to the kind-specific ones on the wire:
-/// `{"id":…,"name":…,"type":"select","currentValue":…,"options":[…]}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SessionConfigOption {
-    /// The option's id, used in `session/set_config_option`.
-    pub id: SessionConfigId,
-    /// A label to show the user.
-    pub name: String,
-    /// More detail to show the user.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub description: Option<String>,
-    /// What the option is about, so clients can place or shortcut it (UX only).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub category: Option<SessionConfigOptionCategory>,
-    /// The kind of control and its state (`type` plus its fields).
-    #[serde(flatten)]
-    pub kind: SessionConfigKind,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A config option of a session and its current value.
+    ///
+    /// The common fields sit next to the kind-specific ones on the wire:
+    /// `{"id":…,"name":…,"type":"select","currentValue":…,"options":[…]}`.
+    pub struct SessionConfigOption {
+        /// The option's id, used in `session/set_config_option`.
+        pub id: SessionConfigId = "id" (Req),
+        /// A label to show the user.
+        pub name: String = "name" (Req),
+        /// More detail to show the user.
+        pub description: Option<String> = "description" (Lenient),
+        /// What the option is about, so clients can place or shortcut it (UX only).
+        pub category: Option<SessionConfigOptionCategory> = "category" (Lenient),
+        /// The kind of control and its state (`type` plus its fields).
+        pub kind: SessionConfigKind = "" (Flatten),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl SessionConfigOption {
@@ -79,6 +60,7 @@ impl SessionConfigOption {
             category: None,
             meta: None,
             kind: kind.into(),
+            extra: Default::default(),
         }
     }
 
@@ -125,15 +107,14 @@ impl From<SessionConfigBoolean> for SessionConfigKind {
     }
 }
 
-/// The state of a dropdown option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SessionConfigSelect {
-    /// The selected value.
-    pub current_value: SessionConfigValueId,
-    /// The values to choose from, flat or grouped.
-    pub options: SessionConfigSelectOptions,
+wire_struct! {
+    /// The state of a dropdown option.
+    pub struct SessionConfigSelect {
+        /// The selected value.
+        pub current_value: SessionConfigValueId = "currentValue" (Req),
+        /// The values to choose from, flat or grouped.
+        pub options: SessionConfigSelectOptions = "options" (Req),
+    }
 }
 
 impl SessionConfigSelect {
@@ -145,50 +126,41 @@ impl SessionConfigSelect {
         SessionConfigSelect {
             current_value: current_value.into(),
             options: options.into(),
+            extra: Default::default(),
         }
     }
 }
 
-/// The state of an on/off option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SessionConfigBoolean {
-    /// Whether the switch is on.
-    pub current_value: bool,
+wire_struct! {
+    /// The state of an on/off option.
+    pub struct SessionConfigBoolean {
+        /// Whether the switch is on.
+        pub current_value: bool = "currentValue" (Req),
+    }
 }
 
 impl SessionConfigBoolean {
     /// Currently `current_value`.
     pub fn new(current_value: bool) -> Self {
-        SessionConfigBoolean { current_value }
+        SessionConfigBoolean {
+            current_value,
+            extra: Default::default(),
+        }
     }
 }
 
-/// One value a dropdown offers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SessionConfigSelectOption {
-    /// The value's id, sent back in `session/set_config_option`.
-    pub value: SessionConfigValueId,
-    /// A label to show the user.
-    pub name: String,
-    /// More detail to show the user.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub description: Option<String>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// One value a dropdown offers.
+    pub struct SessionConfigSelectOption {
+        /// The value's id, sent back in `session/set_config_option`.
+        pub value: SessionConfigValueId = "value" (Req),
+        /// A label to show the user.
+        pub name: String = "name" (Req),
+        /// More detail to show the user.
+        pub description: Option<String> = "description" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl SessionConfigSelectOption {
@@ -199,32 +171,25 @@ impl SessionConfigSelectOption {
             name: name.into(),
             description: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(SessionConfigSelectOption { opt { description: String, meta: Meta } });
 
-/// A labelled group of dropdown values.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SessionConfigSelectGroup {
-    /// The group's id.
-    pub group: SessionConfigGroupId,
-    /// A header to show the user.
-    pub name: String,
-    /// The values in the group (malformed ones are dropped).
-    #[serde(deserialize_with = "skip_invalid_items")]
-    pub options: Vec<SessionConfigSelectOption>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A labelled group of dropdown values.
+    pub struct SessionConfigSelectGroup {
+        /// The group's id.
+        pub group: SessionConfigGroupId = "group" (Req),
+        /// A header to show the user.
+        pub name: String = "name" (Req),
+        /// The values in the group (malformed ones are dropped).
+        pub options: Vec<SessionConfigSelectOption> = "options" (ItemsReq),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl SessionConfigSelectGroup {
@@ -239,6 +204,7 @@ impl SessionConfigSelectGroup {
             name: name.into(),
             options: options.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -273,16 +239,40 @@ impl SessionConfigSelectOptions {
 
 impl<'de> Deserialize<'de> for SessionConfigSelectOptions {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let items = Vec::<Value>::deserialize(d)?;
-        let grouped = items
-            .first()
-            .and_then(Value::as_object)
-            .is_some_and(|first| first.contains_key("group"));
-        if grouped {
-            crate::util::nested(Value::Array(items)).map(SessionConfigSelectOptions::Grouped)
-        } else {
-            crate::util::nested(Value::Array(items)).map(SessionConfigSelectOptions::Ungrouped)
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SessionConfigSelectOptions;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<SessionConfigSelectOptions, A::Error> {
+                // The first item tells the two apart: groups have a `group` key.
+                let Some(first) = seq.next_element::<RawJson>()? else {
+                    return Ok(SessionConfigSelectOptions::Ungrouped(Vec::new()));
+                };
+                let grouped = first.is_object()
+                    && first
+                        .decode::<crate::RawObject>()
+                        .is_ok_and(|o| o.contains_key("group"));
+                if grouped {
+                    let mut items = vec![nested_at("[0]", first.get())?];
+                    while let Some(item) = seq.next_element()? {
+                        items.push(item);
+                    }
+                    Ok(SessionConfigSelectOptions::Grouped(items))
+                } else {
+                    let mut items = vec![nested_at("[0]", first.get())?];
+                    while let Some(item) = seq.next_element()? {
+                        items.push(item);
+                    }
+                    Ok(SessionConfigSelectOptions::Ungrouped(items))
+                }
+            }
         }
+        d.deserialize_seq(V)
     }
 }
 
@@ -313,29 +303,21 @@ string_enum! {
     }
 }
 
-/// The `session/set_config_option` request: change one config option.
-///
-/// The value sits next to the ids on the wire: `{"sessionId":…,"configId":…,
-/// "value":"fast"}` for a select option, or `{…,"type":"boolean","value":true}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SetSessionConfigOptionRequest {
-    /// The session to change.
-    pub session_id: SessionId,
-    /// The option to change.
-    pub config_id: SessionConfigId,
-    /// The new value (`value`, and `type` for a boolean).
-    #[serde(flatten)]
-    pub value: SessionConfigValue,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The `session/set_config_option` request: change one config option.
+    ///
+    /// The value sits next to the ids on the wire: `{"sessionId":…,"configId":…,
+    /// "value":"fast"}` for a select option, or `{…,"type":"boolean","value":true}`.
+    pub struct SetSessionConfigOptionRequest {
+        /// The session to change.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// The option to change.
+        pub config_id: SessionConfigId = "configId" (Req),
+        /// The new value (`value`, and `type` for a boolean).
+        pub value: SessionConfigValue = "" (Flatten),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl SetSessionConfigOptionRequest {
@@ -350,6 +332,7 @@ impl SetSessionConfigOptionRequest {
             config_id: config_id.into(),
             meta: None,
             value: value.into(),
+            extra: Default::default(),
         }
     }
 }
@@ -360,7 +343,8 @@ setters!(SetSessionConfigOptionRequest { opt { meta: Meta } });
 ///
 /// On the wire `{"type":"boolean","value":true}` is a boolean and `{"value":"id"}`
 /// (no `type`) is a value id. An unknown `type` with a string `value` also reads
-/// as a value id (and is written back without `type`).
+/// as a value id; the unknown `type` is kept with the request's other unknown
+/// members and written back.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum SessionConfigValue {
@@ -394,65 +378,69 @@ impl From<SessionConfigValueId> for SessionConfigValue {
     }
 }
 
-impl Serialize for SessionConfigValue {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            SessionConfigValue::ValueId(id) => {
-                let mut map = s.serialize_map(Some(1))?;
-                map.serialize_entry("value", id)?;
-                map.end()
+impl Flat for SessionConfigValue {
+    fn take<E: serde::de::Error>(rest: &mut Entries) -> Result<Self, E> {
+        let tag = match rest.iter().position(|(k, _)| k == "type") {
+            None => None,
+            Some(i) => {
+                let mut de = serde_json::Deserializer::from_str(rest[i].1.get());
+                match TagValue::deserialize(&mut de) {
+                    Ok(TagValue::Str(s)) => Some(s.as_str().to_owned()),
+                    Ok(TagValue::Null) => None,
+                    Err(e) => return Err(marked("type", &e.to_string())),
+                }
             }
+        };
+        let Some(at) = rest.iter().position(|(k, _)| k == "value") else {
+            return Err(E::missing_field("value"));
+        };
+        let value = if tag.as_deref() == Some("boolean") {
+            SessionConfigValue::Boolean(nested_at("value", rest[at].1.get())?)
+        } else {
+            SessionConfigValue::ValueId(nested_at("value", rest[at].1.get())?)
+        };
+        // `value` is ours; so is `type` when it is `boolean` or `null`. An
+        // unknown `type` stays with the struct's other unknown members.
+        let drop_type = matches!(tag.as_deref(), None | Some("boolean"));
+        rest.retain(|(k, _)| k != "value" && !(drop_type && k == "type"));
+        Ok(value)
+    }
+
+    fn write_flat<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        match self {
+            SessionConfigValue::ValueId(id) => map.serialize_entry("value", id),
             SessionConfigValue::Boolean(b) => {
-                let mut map = s.serialize_map(Some(2))?;
                 map.serialize_entry("type", "boolean")?;
-                map.serialize_entry("value", b)?;
-                map.end()
+                map.serialize_entry("value", b)
             }
         }
+    }
+}
+
+impl Serialize for SessionConfigValue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        self.write_flat(&mut map)?;
+        map.end()
     }
 }
 
 impl<'de> Deserialize<'de> for SessionConfigValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        struct BoolValue {
-            value: bool,
-        }
-        #[derive(Deserialize)]
-        struct IdValue {
-            value: SessionConfigValueId,
-        }
-        let map = serde_json::Map::<String, Value>::deserialize(d)?;
-        let tag = crate::util::take_tag::<D::Error>(&map, "type")?;
-        if !map.contains_key("value") {
-            return Err(D::Error::missing_field("value"));
-        }
-        match tag.as_deref() {
-            Some("boolean") => crate::util::nested::<BoolValue, D::Error>(Value::Object(map))
-                .map(|v| SessionConfigValue::Boolean(v.value)),
-            _ => crate::util::nested::<IdValue, D::Error>(Value::Object(map))
-                .map(|v| SessionConfigValue::ValueId(v.value)),
-        }
+        let mut rest = crate::RawObject::deserialize(d)?.0;
+        Self::take(&mut rest)
     }
 }
 
-/// The result of `session/set_config_option`: every option with its value now
-/// (changing one may change others).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SetSessionConfigOptionResponse {
-    /// All of the session's config options (malformed ones are dropped).
-    #[serde(deserialize_with = "skip_invalid_items")]
-    pub config_options: Vec<SessionConfigOption>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The result of `session/set_config_option`: every option with its value now
+    /// (changing one may change others).
+    pub struct SetSessionConfigOptionResponse {
+        /// All of the session's config options (malformed ones are dropped).
+        pub config_options: Vec<SessionConfigOption> = "configOptions" (ItemsReq),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl SetSessionConfigOptionResponse {
@@ -461,6 +449,7 @@ impl SetSessionConfigOptionResponse {
         SetSessionConfigOptionResponse {
             config_options: config_options.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }

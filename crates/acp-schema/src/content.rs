@@ -5,11 +5,10 @@
 //! [`ContentBlock::Other`] and re-encodes unchanged.
 
 use crate::Meta;
-use crate::util::{
-    default_on_error, meta, setters, skip_invalid_items_opt, string_enum, tagged_union,
-};
-use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::Value;
+use crate::util::wire::{Fields, Key};
+use crate::util::{setters, string_enum, tagged_union, wire_struct};
+use serde::de::{Error as _, MapAccess};
+use serde::ser::SerializeMap;
 
 tagged_union! {
     /// A piece of displayable content: text, an image, audio, a resource link or
@@ -80,28 +79,16 @@ impl ContentBlock {
     }
 }
 
-/// Text content, plain or Markdown.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TextContent {
-    /// Hints for how clients use or display this content.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub annotations: Option<Annotations>,
-    /// The text.
-    pub text: String,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Text content, plain or Markdown.
+    pub struct TextContent {
+        /// Hints for how clients use or display this content.
+        pub annotations: Option<Annotations> = "annotations" (Lenient),
+        /// The text.
+        pub text: String = "text" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl TextContent {
@@ -111,43 +98,27 @@ impl TextContent {
             annotations: None,
             text: text.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(TextContent { opt { annotations: Annotations, meta: Meta } });
 
-/// An image, base64-encoded.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ImageContent {
-    /// Hints for how clients use or display this content.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub annotations: Option<Annotations>,
-    /// The image bytes, base64-encoded.
-    pub data: String,
-    /// The image's MIME type (`image/png`).
-    pub mime_type: String,
-    /// Where the image came from, if anywhere.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub uri: Option<String>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// An image, base64-encoded.
+    pub struct ImageContent {
+        /// Hints for how clients use or display this content.
+        pub annotations: Option<Annotations> = "annotations" (Lenient),
+        /// The image bytes, base64-encoded.
+        pub data: String = "data" (Req),
+        /// The image's MIME type (`image/png`).
+        pub mime_type: String = "mimeType" (Req),
+        /// Where the image came from, if anywhere.
+        pub uri: Option<String> = "uri" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ImageContent {
@@ -159,36 +130,25 @@ impl ImageContent {
             mime_type: mime_type.into(),
             uri: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(ImageContent { opt { annotations: Annotations, uri: String, meta: Meta } });
 
-/// Audio, base64-encoded.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct AudioContent {
-    /// Hints for how clients use or display this content.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub annotations: Option<Annotations>,
-    /// The audio bytes, base64-encoded.
-    pub data: String,
-    /// The audio's MIME type (`audio/wav`).
-    pub mime_type: String,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Audio, base64-encoded.
+    pub struct AudioContent {
+        /// Hints for how clients use or display this content.
+        pub annotations: Option<Annotations> = "annotations" (Lenient),
+        /// The audio bytes, base64-encoded.
+        pub data: String = "data" (Req),
+        /// The audio's MIME type (`audio/wav`).
+        pub mime_type: String = "mimeType" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl AudioContent {
@@ -199,64 +159,33 @@ impl AudioContent {
             data: data.into(),
             mime_type: mime_type.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(AudioContent { opt { annotations: Annotations, meta: Meta } });
 
-/// A link to a resource the agent can access.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ResourceLink {
-    /// Hints for how clients use or display this content.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub annotations: Option<Annotations>,
-    /// What the resource is.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub description: Option<String>,
-    /// The resource's MIME type.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub mime_type: Option<String>,
-    /// A name for the resource.
-    pub name: String,
-    /// Its size in bytes.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub size: Option<i64>,
-    /// A human-readable title.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub title: Option<String>,
-    /// Where the resource is (`file:///…`).
-    pub uri: String,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A link to a resource the agent can access.
+    pub struct ResourceLink {
+        /// Hints for how clients use or display this content.
+        pub annotations: Option<Annotations> = "annotations" (Lenient),
+        /// What the resource is.
+        pub description: Option<String> = "description" (Lenient),
+        /// The resource's MIME type.
+        pub mime_type: Option<String> = "mimeType" (Lenient),
+        /// A name for the resource.
+        pub name: String = "name" (Req),
+        /// Its size in bytes.
+        pub size: Option<i64> = "size" (Lenient),
+        /// A human-readable title.
+        pub title: Option<String> = "title" (Lenient),
+        /// Where the resource is (`file:///…`).
+        pub uri: String = "uri" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ResourceLink {
@@ -271,6 +200,7 @@ impl ResourceLink {
             title: None,
             uri: uri.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -286,28 +216,16 @@ setters!(ResourceLink {
     }
 });
 
-/// A resource's contents embedded in a message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct EmbeddedResource {
-    /// Hints for how clients use or display this content.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub annotations: Option<Annotations>,
-    /// The contents: text or a base64 blob.
-    pub resource: EmbeddedResourceResource,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A resource's contents embedded in a message.
+    pub struct EmbeddedResource {
+        /// Hints for how clients use or display this content.
+        pub annotations: Option<Annotations> = "annotations" (Lenient),
+        /// The contents: text or a base64 blob.
+        pub resource: EmbeddedResourceResource = "resource" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl EmbeddedResource {
@@ -317,6 +235,7 @@ impl EmbeddedResource {
             annotations: None,
             resource: resource.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -325,8 +244,7 @@ setters!(EmbeddedResource { opt { annotations: Annotations, meta: Meta } });
 
 /// The contents of an embedded resource: text or a blob, told apart by which of
 /// `text` and `blob` is present.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum EmbeddedResourceResource {
     /// Text contents.
@@ -335,20 +253,53 @@ pub enum EmbeddedResourceResource {
     Blob(BlobResourceContents),
 }
 
-impl<'de> Deserialize<'de> for EmbeddedResourceResource {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let map = serde_json::Map::<String, Value>::deserialize(d)?;
-        if map.contains_key("text") {
-            crate::util::nested(Value::Object(map)).map(EmbeddedResourceResource::Text)
-        } else if map.contains_key("blob") {
-            crate::util::nested(Value::Object(map)).map(EmbeddedResourceResource::Blob)
-        } else {
-            Err(serde::de::Error::custom(
-                "a resource needs either `text` or `blob`",
-            ))
+impl Fields for EmbeddedResourceResource {
+    fn from_map<'de, A: MapAccess<'de>>(
+        mut pending: crate::util::wire::Entries,
+        next: Option<Key<'de>>,
+        mut map: A,
+    ) -> Result<Self, A::Error> {
+        // The members before `text` or `blob` are kept and replayed; the
+        // deciding member and the rest are read straight from the map.
+        let text = |k: &str| k == "text";
+        let blob = |k: &str| k == "blob";
+        if pending.iter().any(|(k, _)| text(k)) {
+            return TextResourceContents::from_map(pending, next, map).map(Self::Text);
+        }
+        if pending.iter().any(|(k, _)| blob(k)) {
+            return BlobResourceContents::from_map(pending, next, map).map(Self::Blob);
+        }
+        let mut next = next;
+        loop {
+            let key = match next.take() {
+                Some(key) => key,
+                None => match map.next_key::<Key<'de>>()? {
+                    Some(key) => key,
+                    None => {
+                        return Err(A::Error::custom("a resource needs either `text` or `blob`"));
+                    }
+                },
+            };
+            if text(key.as_str()) {
+                return TextResourceContents::from_map(pending, Some(key), map).map(Self::Text);
+            }
+            if blob(key.as_str()) {
+                return BlobResourceContents::from_map(pending, Some(key), map).map(Self::Blob);
+            }
+            let value = map.next_value::<crate::RawJson>()?;
+            pending.push((key.as_str().to_owned(), value));
+        }
+    }
+
+    fn write_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        match self {
+            Self::Text(t) => t.write_fields(map),
+            Self::Blob(b) => b.write_fields(map),
         }
     }
 }
+
+crate::util::wire::object_impls!(EmbeddedResourceResource, "a map");
 
 impl From<TextResourceContents> for EmbeddedResourceResource {
     fn from(c: TextResourceContents) -> Self {
@@ -362,30 +313,18 @@ impl From<BlobResourceContents> for EmbeddedResourceResource {
     }
 }
 
-/// The text contents of a resource.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TextResourceContents {
-    /// The resource's MIME type.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub mime_type: Option<String>,
-    /// The text.
-    pub text: String,
-    /// Where the resource is.
-    pub uri: String,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The text contents of a resource.
+    pub struct TextResourceContents {
+        /// The resource's MIME type.
+        pub mime_type: Option<String> = "mimeType" (Lenient),
+        /// The text.
+        pub text: String = "text" (Req),
+        /// Where the resource is.
+        pub uri: String = "uri" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl TextResourceContents {
@@ -396,36 +335,25 @@ impl TextResourceContents {
             text: text.into(),
             uri: uri.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(TextResourceContents { opt { mime_type: String, meta: Meta } });
 
-/// The binary contents of a resource.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct BlobResourceContents {
-    /// The bytes, base64-encoded.
-    pub blob: String,
-    /// The resource's MIME type.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub mime_type: Option<String>,
-    /// Where the resource is.
-    pub uri: String,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The binary contents of a resource.
+    pub struct BlobResourceContents {
+        /// The bytes, base64-encoded.
+        pub blob: String = "blob" (Req),
+        /// The resource's MIME type.
+        pub mime_type: Option<String> = "mimeType" (Lenient),
+        /// Where the resource is.
+        pub uri: String = "uri" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl BlobResourceContents {
@@ -436,46 +364,26 @@ impl BlobResourceContents {
             mime_type: None,
             uri: uri.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(BlobResourceContents { opt { mime_type: String, meta: Meta } });
 
-/// Hints for how a client uses or displays content.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Annotations {
-    /// Who the content is for.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "skip_invalid_items_opt"
-    )]
-    pub audience: Option<Vec<Role>>,
-    /// When the content last changed (ISO 8601).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub last_modified: Option<String>,
-    /// How important the content is, from 0 (least) to 1 (most).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub priority: Option<f64>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Hints for how a client uses or displays content.
+    #[derive(Default)]
+    pub struct Annotations {
+        /// Who the content is for.
+        pub audience: Option<Vec<Role>> = "audience" (ItemsOpt),
+        /// When the content last changed (ISO 8601).
+        pub last_modified: Option<String> = "lastModified" (Lenient),
+        /// How important the content is, from 0 (least) to 1 (most).
+        pub priority: Option<f64> = "priority" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl Annotations {

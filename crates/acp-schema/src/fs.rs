@@ -1,33 +1,23 @@
 //! File system access through the client: the agent reads and writes text files
 //! as the editor sees them (unsaved changes included), if the client allows it.
 
-use crate::util::{meta, setters};
+use crate::util::{setters, wire_struct};
 use crate::{Meta, SessionId};
-use serde::{Deserialize, Serialize};
 
-/// Params of `fs/read_text_file` (needs the `fs.readTextFile` client capability).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ReadTextFileRequest {
-    /// The session asking.
-    pub session_id: SessionId,
-    /// Absolute path of the file.
-    pub path: String,
-    /// First line to read, counting from 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
-    /// Most lines to read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<u32>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Params of `fs/read_text_file` (needs the `fs.readTextFile` client capability).
+    pub struct ReadTextFileRequest {
+        /// The session asking.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// Absolute path of the file.
+        pub path: String = "path" (Req),
+        /// First line to read, counting from 1.
+        pub line: Option<u32> = "line" (Opt),
+        /// Most lines to read.
+        pub limit: Option<u32> = "limit" (Opt),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ReadTextFileRequest {
@@ -39,27 +29,21 @@ impl ReadTextFileRequest {
             line: None,
             limit: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(ReadTextFileRequest { opt { line: u32, limit: u32, meta: Meta } });
 
-/// Result of `fs/read_text_file`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ReadTextFileResponse {
-    /// The text read.
-    pub content: String,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Result of `fs/read_text_file`.
+    pub struct ReadTextFileResponse {
+        /// The text read.
+        pub content: String = "content" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ReadTextFileResponse {
@@ -68,31 +52,25 @@ impl ReadTextFileResponse {
         ReadTextFileResponse {
             content: content.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(ReadTextFileResponse { opt { meta: Meta } });
 
-/// Params of `fs/write_text_file` (needs the `fs.writeTextFile` client capability).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct WriteTextFileRequest {
-    /// The session asking.
-    pub session_id: SessionId,
-    /// Absolute path of the file.
-    pub path: String,
-    /// The complete new text of the file.
-    pub content: String,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Params of `fs/write_text_file` (needs the `fs.writeTextFile` client capability).
+    pub struct WriteTextFileRequest {
+        /// The session asking.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// Absolute path of the file.
+        pub path: String = "path" (Req),
+        /// The complete new text of the file.
+        pub content: String = "content" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl WriteTextFileRequest {
@@ -107,25 +85,20 @@ impl WriteTextFileRequest {
             path: path.into(),
             content: content.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(WriteTextFileRequest { opt { meta: Meta } });
 
-/// Result of `fs/write_text_file`: nothing beyond success.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct WriteTextFileResponse {
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Result of `fs/write_text_file`: nothing beyond success.
+    #[derive(Default)]
+    pub struct WriteTextFileResponse {
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl WriteTextFileResponse {

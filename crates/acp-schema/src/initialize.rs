@@ -5,7 +5,7 @@
 //! decodes into a complete capability set, and this crate always writes the
 //! defaulted fields out in full.
 
-use crate::util::{default_on_error, meta, object_default_on_error, setters, skip_invalid_items};
+use crate::util::{setters, wire_struct};
 use crate::{AuthMethod, Meta};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
@@ -85,31 +85,18 @@ impl<'de> Deserialize<'de> for ProtocolVersion {
     }
 }
 
-/// The `initialize` request: the client's protocol version and capabilities.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct InitializeRequest {
-    /// The newest protocol version the client supports.
-    pub protocol_version: ProtocolVersion,
-    /// What the client supports; always written, defaulted when missing or malformed.
-    #[serde(default, deserialize_with = "object_default_on_error")]
-    pub client_capabilities: ClientCapabilities,
-    /// The client's name and version.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub client_info: Option<Implementation>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The `initialize` request: the client's protocol version and capabilities.
+    pub struct InitializeRequest {
+        /// The newest protocol version the client supports.
+        pub protocol_version: ProtocolVersion = "protocolVersion" (Req),
+        /// What the client supports; always written, defaulted when missing or malformed.
+        pub client_capabilities: ClientCapabilities = "clientCapabilities" (LenientVal),
+        /// The client's name and version.
+        pub client_info: Option<Implementation> = "clientInfo" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl InitializeRequest {
@@ -120,6 +107,7 @@ impl InitializeRequest {
             client_capabilities: ClientCapabilities::default(),
             client_info: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -129,35 +117,21 @@ setters!(InitializeRequest {
     opt { client_info: Implementation, meta: Meta }
 });
 
-/// The response to `initialize`: the agreed version, the agent's capabilities and
-/// how a user can authenticate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct InitializeResponse {
-    /// The client's version if the agent supports it, otherwise the agent's newest one.
-    pub protocol_version: ProtocolVersion,
-    /// What the agent supports; always written, defaulted when missing or malformed.
-    #[serde(default, deserialize_with = "object_default_on_error")]
-    pub agent_capabilities: AgentCapabilities,
-    /// The ways a user can authenticate; always written (possibly empty).
-    #[serde(default, deserialize_with = "skip_invalid_items")]
-    pub auth_methods: Vec<AuthMethod>,
-    /// The agent's name and version.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub agent_info: Option<Implementation>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The response to `initialize`: the agreed version, the agent's capabilities and
+    /// how a user can authenticate.
+    pub struct InitializeResponse {
+        /// The client's version if the agent supports it, otherwise the agent's newest one.
+        pub protocol_version: ProtocolVersion = "protocolVersion" (Req),
+        /// What the agent supports; always written, defaulted when missing or malformed.
+        pub agent_capabilities: AgentCapabilities = "agentCapabilities" (LenientVal),
+        /// The ways a user can authenticate; always written (possibly empty).
+        pub auth_methods: Vec<AuthMethod> = "authMethods" (Items),
+        /// The agent's name and version.
+        pub agent_info: Option<Implementation> = "agentInfo" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl InitializeResponse {
@@ -169,6 +143,7 @@ impl InitializeResponse {
             auth_methods: Vec::new(),
             agent_info: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -178,30 +153,18 @@ setters!(InitializeResponse {
     opt { agent_info: Implementation, meta: Meta }
 });
 
-/// The name and version of a client or agent program.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Implementation {
-    /// A stable, machine-friendly name; shown when there is no `title`.
-    pub name: String,
-    /// A name for display to people.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub title: Option<String>,
-    /// The program's version (`"1.0.0"`).
-    pub version: String,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The name and version of a client or agent program.
+    pub struct Implementation {
+        /// A stable, machine-friendly name; shown when there is no `title`.
+        pub name: String = "name" (Req),
+        /// A name for display to people.
+        pub title: Option<String> = "title" (Lenient),
+        /// The program's version (`"1.0.0"`).
+        pub version: String = "version" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl Implementation {
@@ -212,51 +175,33 @@ impl Implementation {
             title: None,
             version: version.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(Implementation { opt { title: String, meta: Meta } });
 
-/// What the client supports, sent in `initialize`.
-///
-/// The default is exactly the schema's: no file system access, no terminals, no
-/// terminal authentication, nothing else advertised.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ClientCapabilities {
-    /// Which `fs/*` methods the agent may call.
-    #[serde(default, deserialize_with = "object_default_on_error")]
-    pub fs: FileSystemCapabilities,
-    /// Whether the agent may call every `terminal/*` method.
-    #[serde(default, deserialize_with = "default_on_error")]
-    pub terminal: bool,
-    /// Session-related extensions the client understands.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub session: Option<ClientSessionCapabilities>,
-    /// Which kinds of authentication method the agent may offer.
-    #[serde(default, deserialize_with = "object_default_on_error")]
-    pub auth: AuthCapabilities,
-    /// Which elicitation modes the agent may use; absent means none.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub elicitation: Option<ElicitationCapabilities>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// What the client supports, sent in `initialize`.
+    ///
+    /// The default is exactly the schema's: no file system access, no terminals, no
+    /// terminal authentication, nothing else advertised.
+    #[derive(Default)]
+    pub struct ClientCapabilities {
+        /// Which `fs/*` methods the agent may call.
+        pub fs: FileSystemCapabilities = "fs" (LenientVal),
+        /// Whether the agent may call every `terminal/*` method.
+        pub terminal: bool = "terminal" (LenientVal),
+        /// Session-related extensions the client understands.
+        pub session: Option<ClientSessionCapabilities> = "session" (Lenient),
+        /// Which kinds of authentication method the agent may offer.
+        pub auth: AuthCapabilities = "auth" (LenientVal),
+        /// Which elicitation modes the agent may use; absent means none.
+        pub elicitation: Option<ElicitationCapabilities> = "elicitation" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ClientCapabilities {
@@ -271,25 +216,17 @@ setters!(ClientCapabilities {
     opt { session: ClientSessionCapabilities, elicitation: ElicitationCapabilities, meta: Meta }
 });
 
-/// Which file system methods the client offers to the agent.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct FileSystemCapabilities {
-    /// Whether the agent may call `fs/read_text_file`.
-    #[serde(default, deserialize_with = "default_on_error")]
-    pub read_text_file: bool,
-    /// Whether the agent may call `fs/write_text_file`.
-    #[serde(default, deserialize_with = "default_on_error")]
-    pub write_text_file: bool,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Which file system methods the client offers to the agent.
+    #[derive(Default)]
+    pub struct FileSystemCapabilities {
+        /// Whether the agent may call `fs/read_text_file`.
+        pub read_text_file: bool = "readTextFile" (LenientVal),
+        /// Whether the agent may call `fs/write_text_file`.
+        pub write_text_file: bool = "writeTextFile" (LenientVal),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl FileSystemCapabilities {
@@ -307,23 +244,16 @@ setters!(FileSystemCapabilities {
 /// The name of [`FileSystemCapabilities`] in schema v0.10 and earlier.
 pub type FileSystemCapability = FileSystemCapabilities;
 
-/// Which authentication method kinds the client can carry out.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct AuthCapabilities {
-    /// Whether the client can run the agent in an interactive terminal for
-    /// `terminal` auth methods.
-    #[serde(default, deserialize_with = "default_on_error")]
-    pub terminal: bool,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Which authentication method kinds the client can carry out.
+    #[derive(Default)]
+    pub struct AuthCapabilities {
+        /// Whether the client can run the agent in an interactive terminal for
+        /// `terminal` auth methods.
+        pub terminal: bool = "terminal" (LenientVal),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl AuthCapabilities {
@@ -338,40 +268,19 @@ setters!(AuthCapabilities {
     opt { meta: Meta }
 });
 
-/// Session-related extensions the client understands.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ClientSessionCapabilities {
-    /// Present (`{}`) if the client handles ID-addressed compaction updates.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub compaction: Option<CompactionCapabilities>,
-    /// Config option extensions the client understands.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub config_options: Option<SessionConfigOptionsCapabilities>,
-    /// Present (`{}`) if the client can show `notice` updates to the user.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub notices: Option<NoticeCapabilities>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Session-related extensions the client understands.
+    #[derive(Default)]
+    pub struct ClientSessionCapabilities {
+        /// Present (`{}`) if the client handles ID-addressed compaction updates.
+        pub compaction: Option<CompactionCapabilities> = "compaction" (Lenient),
+        /// Config option extensions the client understands.
+        pub config_options: Option<SessionConfigOptionsCapabilities> = "configOptions" (Lenient),
+        /// Present (`{}`) if the client can show `notice` updates to the user.
+        pub notices: Option<NoticeCapabilities> = "notices" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ClientSessionCapabilities {
@@ -390,26 +299,15 @@ setters!(ClientSessionCapabilities {
     }
 });
 
-/// Which kinds of session config option the client can display.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SessionConfigOptionsCapabilities {
-    /// Present (`{}`) if the client can display boolean options.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub boolean: Option<BooleanConfigOptionCapabilities>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Which kinds of session config option the client can display.
+    #[derive(Default)]
+    pub struct SessionConfigOptionsCapabilities {
+        /// Present (`{}`) if the client can display boolean options.
+        pub boolean: Option<BooleanConfigOptionCapabilities> = "boolean" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl SessionConfigOptionsCapabilities {
@@ -421,33 +319,17 @@ impl SessionConfigOptionsCapabilities {
 
 setters!(SessionConfigOptionsCapabilities { opt { boolean: BooleanConfigOptionCapabilities, meta: Meta } });
 
-/// Which elicitation modes the client supports.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ElicitationCapabilities {
-    /// Present (`{}`) if the client can render form elicitations.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub form: Option<ElicitationFormCapabilities>,
-    /// Present (`{}`) if the client can send the user to a URL.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub url: Option<ElicitationUrlCapabilities>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Which elicitation modes the client supports.
+    #[derive(Default)]
+    pub struct ElicitationCapabilities {
+        /// Present (`{}`) if the client can render form elicitations.
+        pub form: Option<ElicitationFormCapabilities> = "form" (Lenient),
+        /// Present (`{}`) if the client can send the user to a URL.
+        pub url: Option<ElicitationUrlCapabilities> = "url" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ElicitationCapabilities {
@@ -465,37 +347,26 @@ setters!(ElicitationCapabilities {
     }
 });
 
-/// What the agent supports, sent in the `initialize` response.
-///
-/// The default is exactly the schema's: no `session/load`, text-only prompts,
-/// stdio MCP servers only, no optional session methods, no logout.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct AgentCapabilities {
-    /// Whether the agent supports `session/load`.
-    #[serde(default, deserialize_with = "default_on_error")]
-    pub load_session: bool,
-    /// Which content the agent accepts in prompts beyond text and resource links.
-    #[serde(default, deserialize_with = "object_default_on_error")]
-    pub prompt_capabilities: PromptCapabilities,
-    /// Which MCP transports the agent can connect to besides stdio.
-    #[serde(default, deserialize_with = "object_default_on_error")]
-    pub mcp_capabilities: McpCapabilities,
-    /// Which optional session methods the agent supports.
-    #[serde(default, deserialize_with = "object_default_on_error")]
-    pub session_capabilities: SessionCapabilities,
-    /// Authentication-related features of the agent.
-    #[serde(default, deserialize_with = "object_default_on_error")]
-    pub auth: AgentAuthCapabilities,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// What the agent supports, sent in the `initialize` response.
+    ///
+    /// The default is exactly the schema's: no `session/load`, text-only prompts,
+    /// stdio MCP servers only, no optional session methods, no logout.
+    #[derive(Default)]
+    pub struct AgentCapabilities {
+        /// Whether the agent supports `session/load`.
+        pub load_session: bool = "loadSession" (LenientVal),
+        /// Which content the agent accepts in prompts beyond text and resource links.
+        pub prompt_capabilities: PromptCapabilities = "promptCapabilities" (LenientVal),
+        /// Which MCP transports the agent can connect to besides stdio.
+        pub mcp_capabilities: McpCapabilities = "mcpCapabilities" (LenientVal),
+        /// Which optional session methods the agent supports.
+        pub session_capabilities: SessionCapabilities = "sessionCapabilities" (LenientVal),
+        /// Authentication-related features of the agent.
+        pub auth: AgentAuthCapabilities = "auth" (LenientVal),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl AgentCapabilities {
@@ -516,29 +387,20 @@ setters!(AgentCapabilities {
     opt { meta: Meta }
 });
 
-/// Which content block types an agent accepts in prompts, beyond the mandatory
-/// text and resource links.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct PromptCapabilities {
-    /// Whether prompts may contain images.
-    #[serde(default, deserialize_with = "default_on_error")]
-    pub image: bool,
-    /// Whether prompts may contain audio.
-    #[serde(default, deserialize_with = "default_on_error")]
-    pub audio: bool,
-    /// Whether prompts may contain embedded resources.
-    #[serde(default, deserialize_with = "default_on_error")]
-    pub embedded_context: bool,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Which content block types an agent accepts in prompts, beyond the mandatory
+    /// text and resource links.
+    #[derive(Default)]
+    pub struct PromptCapabilities {
+        /// Whether prompts may contain images.
+        pub image: bool = "image" (LenientVal),
+        /// Whether prompts may contain audio.
+        pub audio: bool = "audio" (LenientVal),
+        /// Whether prompts may contain embedded resources.
+        pub embedded_context: bool = "embeddedContext" (LenientVal),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl PromptCapabilities {
@@ -553,25 +415,17 @@ setters!(PromptCapabilities {
     opt { meta: Meta }
 });
 
-/// Which MCP transports an agent supports besides stdio (which all must support).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct McpCapabilities {
-    /// Whether the agent can connect to MCP servers over HTTP.
-    #[serde(default, deserialize_with = "default_on_error")]
-    pub http: bool,
-    /// Whether the agent can connect to MCP servers over SSE.
-    #[serde(default, deserialize_with = "default_on_error")]
-    pub sse: bool,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Which MCP transports an agent supports besides stdio (which all must support).
+    #[derive(Default)]
+    pub struct McpCapabilities {
+        /// Whether the agent can connect to MCP servers over HTTP.
+        pub http: bool = "http" (LenientVal),
+        /// Whether the agent can connect to MCP servers over SSE.
+        pub sse: bool = "sse" (LenientVal),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl McpCapabilities {
@@ -586,59 +440,28 @@ setters!(McpCapabilities {
     opt { meta: Meta }
 });
 
-/// Optional session methods an agent supports. Each is `{}` when supported and
-/// absent (or `null`) when not.
-///
-/// Every agent supports `session/new`, `session/prompt`, `session/cancel` and
-/// `session/update`; `session/load` is announced by
-/// [`AgentCapabilities::load_session`] instead.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SessionCapabilities {
-    /// Present if the agent supports `session/list`.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub list: Option<SessionListCapabilities>,
-    /// Present if the agent supports `session/delete`.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub delete: Option<SessionDeleteCapabilities>,
-    /// Present if the agent accepts `additionalDirectories` on session requests.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub additional_directories: Option<SessionAdditionalDirectoriesCapabilities>,
-    /// Present if the agent supports `session/resume`.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub resume: Option<SessionResumeCapabilities>,
-    /// Present if the agent supports `session/close`.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub close: Option<SessionCloseCapabilities>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Optional session methods an agent supports. Each is `{}` when supported and
+    /// absent (or `null`) when not.
+    ///
+    /// Every agent supports `session/new`, `session/prompt`, `session/cancel` and
+    /// `session/update`; `session/load` is announced by
+    /// [`AgentCapabilities::load_session`] instead.
+    #[derive(Default)]
+    pub struct SessionCapabilities {
+        /// Present if the agent supports `session/list`.
+        pub list: Option<SessionListCapabilities> = "list" (Lenient),
+        /// Present if the agent supports `session/delete`.
+        pub delete: Option<SessionDeleteCapabilities> = "delete" (Lenient),
+        /// Present if the agent accepts `additionalDirectories` on session requests.
+        pub additional_directories: Option<SessionAdditionalDirectoriesCapabilities> = "additionalDirectories" (Lenient),
+        /// Present if the agent supports `session/resume`.
+        pub resume: Option<SessionResumeCapabilities> = "resume" (Lenient),
+        /// Present if the agent supports `session/close`.
+        pub close: Option<SessionCloseCapabilities> = "close" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl SessionCapabilities {
@@ -659,26 +482,15 @@ setters!(SessionCapabilities {
     }
 });
 
-/// Authentication-related features of an agent.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct AgentAuthCapabilities {
-    /// Present (`{}`) if the agent supports `logout`.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub logout: Option<LogoutCapabilities>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Authentication-related features of an agent.
+    #[derive(Default)]
+    pub struct AgentAuthCapabilities {
+        /// Present (`{}`) if the agent supports `logout`.
+        pub logout: Option<LogoutCapabilities> = "logout" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl AgentAuthCapabilities {
@@ -694,13 +506,13 @@ setters!(AgentAuthCapabilities { opt { logout: LogoutCapabilities, meta: Meta } 
 /// whose only field is `_meta`.
 macro_rules! marker_capability {
     ($(#[$attr:meta])* $name:ident) => {
-        $(#[$attr])*
-        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-        #[non_exhaustive]
-        pub struct $name {
-            /// Extension metadata.
-            #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "meta")]
-            pub meta: Option<Meta>,
+        wire_struct! {
+            $(#[$attr])*
+            #[derive(Default)]
+            pub struct $name {
+                /// Extension metadata.
+                pub meta: Option<Meta> = "_meta" (MetaField),
+            }
         }
 
         impl $name {

@@ -1,9 +1,9 @@
 //! MCP servers: how the client tells the agent which Model Context Protocol
 //! servers to connect to when it creates, loads or resumes a session.
 
-use crate::util::{default_on_null, meta, setters, tagged_union};
+use crate::util::{setters, tagged_union, wire_struct};
 use crate::{EnvVariable, Meta};
-use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 tagged_union! {
     /// An MCP server to connect to. Tagged by `type`; a stdio server has no tag.
@@ -21,12 +21,12 @@ tagged_union! {
 
 impl McpServer {
     /// The server's name (`None` only for an unknown transport without a string `name`).
-    pub fn name(&self) -> Option<&str> {
+    pub fn name(&self) -> Option<Cow<'_, str>> {
         match self {
-            McpServer::Stdio(s) => Some(&s.name),
-            McpServer::Http(s) => Some(&s.name),
-            McpServer::Sse(s) => Some(&s.name),
-            McpServer::Other(map) => map.get("name").and_then(|v| v.as_str()),
+            McpServer::Stdio(s) => Some(Cow::Borrowed(&s.name)),
+            McpServer::Http(s) => Some(Cow::Borrowed(&s.name)),
+            McpServer::Sse(s) => Some(Cow::Borrowed(&s.name)),
+            McpServer::Other(map) => map.get_str("name"),
         }
     }
 }
@@ -49,29 +49,20 @@ impl From<McpServerSse> for McpServer {
     }
 }
 
-/// An MCP server the agent starts as a subprocess.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct McpServerStdio {
-    /// A name that identifies the server to people.
-    pub name: String,
-    /// Absolute path of the server executable.
-    pub command: String,
-    /// Command-line arguments (`null` reads as none).
-    #[serde(deserialize_with = "default_on_null")]
-    pub args: Vec<String>,
-    /// Environment variables for the server process (`null` reads as none).
-    #[serde(deserialize_with = "default_on_null")]
-    pub env: Vec<EnvVariable>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// An MCP server the agent starts as a subprocess.
+    pub struct McpServerStdio {
+        /// A name that identifies the server to people.
+        pub name: String = "name" (Req),
+        /// Absolute path of the server executable.
+        pub command: String = "command" (Req),
+        /// Command-line arguments (`null` reads as none).
+        pub args: Vec<String> = "args" (NullDflt),
+        /// Environment variables for the server process (`null` reads as none).
+        pub env: Vec<EnvVariable> = "env" (NullDflt),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl McpServerStdio {
@@ -83,6 +74,7 @@ impl McpServerStdio {
             args: Vec::new(),
             env: Vec::new(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -92,26 +84,18 @@ setters!(McpServerStdio {
     opt { meta: Meta }
 });
 
-/// An MCP server reached over HTTP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct McpServerHttp {
-    /// A name that identifies the server to people.
-    pub name: String,
-    /// The server's URL.
-    pub url: String,
-    /// Headers to send with every request (`null` reads as none).
-    #[serde(deserialize_with = "default_on_null")]
-    pub headers: Vec<HttpHeader>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// An MCP server reached over HTTP.
+    pub struct McpServerHttp {
+        /// A name that identifies the server to people.
+        pub name: String = "name" (Req),
+        /// The server's URL.
+        pub url: String = "url" (Req),
+        /// Headers to send with every request (`null` reads as none).
+        pub headers: Vec<HttpHeader> = "headers" (NullDflt),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl McpServerHttp {
@@ -122,6 +106,7 @@ impl McpServerHttp {
             url: url.into(),
             headers: Vec::new(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -131,26 +116,18 @@ setters!(McpServerHttp {
     opt { meta: Meta }
 });
 
-/// An MCP server reached over server-sent events.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct McpServerSse {
-    /// A name that identifies the server to people.
-    pub name: String,
-    /// The server's SSE endpoint URL.
-    pub url: String,
-    /// Headers to send with every request (`null` reads as none).
-    #[serde(deserialize_with = "default_on_null")]
-    pub headers: Vec<HttpHeader>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// An MCP server reached over server-sent events.
+    pub struct McpServerSse {
+        /// A name that identifies the server to people.
+        pub name: String = "name" (Req),
+        /// The server's SSE endpoint URL.
+        pub url: String = "url" (Req),
+        /// Headers to send with every request (`null` reads as none).
+        pub headers: Vec<HttpHeader> = "headers" (NullDflt),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl McpServerSse {
@@ -161,6 +138,7 @@ impl McpServerSse {
             url: url.into(),
             headers: Vec::new(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -170,23 +148,16 @@ setters!(McpServerSse {
     opt { meta: Meta }
 });
 
-/// An HTTP header sent to an MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct HttpHeader {
-    /// The header name.
-    pub name: String,
-    /// The header value.
-    pub value: String,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// An HTTP header sent to an MCP server.
+    pub struct HttpHeader {
+        /// The header name.
+        pub name: String = "name" (Req),
+        /// The header value.
+        pub value: String = "value" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl HttpHeader {
@@ -196,6 +167,7 @@ impl HttpHeader {
             name: name.into(),
             value: value.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }

@@ -8,12 +8,13 @@
 //! zero-copy envelope and does not use these.
 
 use crate::method::{AgentResponse, ClientResponse, MethodEnum, ParamsError};
-use crate::{DecodeError, Error, RequestId};
-use serde::de::Deserializer;
+use crate::{DecodeError, Error, RawJson, RawObject, RequestId};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use std::fmt;
 
 /// The marker `crate::util` uses to carry a nested field path inside a serde
 /// error message (`MARK path<TAB>message`), so [`crate::decode`] reports
@@ -110,48 +111,33 @@ impl<R: ResultEnum> ResponseMessage<R> {
     /// An `error` member wins over `result`; errors name the field path
     /// (`result.stopReason`, `error.code`).
     pub fn decode(method: &str, json: &str) -> Result<Self, DecodeError> {
-        let value: Value = crate::decode(json)?;
-        Self::decode_value(method, value)
-    }
-
-    /// Decodes a response to a request of `method` from a parsed JSON value.
-    pub fn decode_value(method: &str, value: Value) -> Result<Self, DecodeError> {
-        let mut map = match value {
-            Value::Object(map) => map,
-            other => {
+        let members: RawObject = crate::decode(json).map_err(|e| DecodeError {
+            path: e.path,
+            message: format!("expected a response object: {}", e.message),
+        })?;
+        let id = match members.get("id") {
+            None => {
                 return Err(DecodeError {
-                    path: String::new(),
-                    message: format!(
-                        "expected a response object, found {}",
-                        crate::util::kind_of(&other)
-                    ),
+                    path: "id".to_string(),
+                    message: "missing field `id`".to_string(),
                 });
             }
+            Some(raw) => crate::decode::<RequestId>(raw.get()).map_err(|e| prefixed("id", e))?,
         };
-        let id = take_id(&mut map).map_err(|message| DecodeError {
-            path: "id".to_string(),
-            message,
-        })?;
-        if let Some(error) = map.remove("error").filter(|e| !e.is_null()) {
-            let error: Error = crate::decode_value(error).map_err(|e| prefixed("error", e))?;
+        if let Some(error) = members.get("error").filter(|e| !e.is_null()) {
+            let error: Error = crate::decode(error.get()).map_err(|e| prefixed("error", e))?;
             return Ok(ResponseMessage {
                 id,
                 result: Err(error),
             });
         }
-        let raw = match map.remove("result") {
-            Some(result) => Some(to_raw(result).map_err(|message| DecodeError {
-                path: "result".to_string(),
-                message,
-            })?),
-            None => {
-                return Err(DecodeError {
-                    path: String::new(),
-                    message: "a response needs `result` or `error`".to_string(),
-                });
-            }
+        let Some(raw) = members.get("result") else {
+            return Err(DecodeError {
+                path: String::new(),
+                message: "a response needs `result` or `error`".to_string(),
+            });
         };
-        let result = R::decode_result(method, raw.as_deref()).map_err(|e| match e {
+        let result = R::decode_result(method, Some(raw.as_raw())).map_err(|e| match e {
             ParamsError::UnknownMethod(m) => DecodeError {
                 path: String::new(),
                 message: format!("unknown method `{m}`"),
@@ -162,6 +148,11 @@ impl<R: ResultEnum> ResponseMessage<R> {
             id,
             result: Ok(result),
         })
+    }
+
+    /// Decodes a response to a request of `method` from a parsed JSON value.
+    pub fn decode_value(method: &str, value: Value) -> Result<Self, DecodeError> {
+        Self::decode(method, &value.to_string())
     }
 }
 
@@ -189,10 +180,15 @@ impl<R: MethodEnum> Serialize for RequestMessage<R> {
 
 impl<'de, R: MethodEnum> Deserialize<'de> for RequestMessage<R> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut map = Map::<String, Value>::deserialize(d)?;
-        let id = take_id(&mut map).map_err(|msg| marked::<D::Error>("id", &msg))?;
-        let (method, params) = take_method_params::<D::Error>(&mut map)?;
-        let request = R::decode(&method, params.as_deref()).map_err(params_error::<D::Error>)?;
+        let env = d.deserialize_map(EnvelopeVisitor)?;
+        let id = env
+            .id
+            .ok_or_else(|| <D::Error as serde::de::Error>::missing_field("id"))?;
+        let method = env
+            .method
+            .ok_or_else(|| <D::Error as serde::de::Error>::missing_field("method"))?;
+        let request = R::decode(&method, env.params.as_ref().map(RawJson::as_raw))
+            .map_err(params_error::<D::Error>)?;
         Ok(RequestMessage { id, request })
     }
 }
@@ -208,54 +204,48 @@ impl<N: MethodEnum> Serialize for NotificationMessage<N> {
 
 impl<'de, N: MethodEnum> Deserialize<'de> for NotificationMessage<N> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut map = Map::<String, Value>::deserialize(d)?;
-        let (method, params) = take_method_params::<D::Error>(&mut map)?;
-        let notification =
-            N::decode(&method, params.as_deref()).map_err(params_error::<D::Error>)?;
+        let env = d.deserialize_map(EnvelopeVisitor)?;
+        let method = env
+            .method
+            .ok_or_else(|| <D::Error as serde::de::Error>::missing_field("method"))?;
+        let notification = N::decode(&method, env.params.as_ref().map(RawJson::as_raw))
+            .map_err(params_error::<D::Error>)?;
         Ok(NotificationMessage { notification })
     }
 }
 
-/// Removes and decodes the required `id` member.
-fn take_id(map: &mut Map<String, Value>) -> Result<RequestId, String> {
-    match map.remove("id") {
-        None => Err("missing field `id`".to_string()),
-        Some(Value::Null) => Ok(RequestId::Null),
-        Some(Value::String(s)) => Ok(RequestId::Str(s)),
-        Some(Value::Number(n)) => n
-            .as_i64()
-            .map(RequestId::Number)
-            .ok_or_else(|| format!("expected an integer id, found {n}")),
-        Some(other) => Err(format!(
-            "expected a string, an integer or null, found {}",
-            crate::util::kind_of(&other)
-        )),
+/// The members of a request or notification the envelopes read; `params` stays raw.
+struct Envelope {
+    id: Option<RequestId>,
+    method: Option<String>,
+    params: Option<RawJson>,
+}
+
+struct EnvelopeVisitor;
+
+impl<'de> Visitor<'de> for EnvelopeVisitor {
+    type Value = Envelope;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a message object")
     }
-}
-
-/// Removes the `method` (required, a string) and `params` (optional) members.
-fn take_method_params<E: serde::de::Error>(
-    map: &mut Map<String, Value>,
-) -> Result<(String, Option<Box<RawValue>>), E> {
-    let method = match map.remove("method") {
-        Some(Value::String(m)) => m,
-        Some(other) => {
-            return Err(marked(
-                "method",
-                &format!("expected a string, found {}", crate::util::kind_of(&other)),
-            ));
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
+        let mut env = Envelope {
+            id: None,
+            method: None,
+            params: None,
+        };
+        while let Some(key) = map.next_key::<crate::util::wire::Key<'de>>()? {
+            match key.as_str() {
+                "id" => env.id = Some(map.next_value()?),
+                "method" => env.method = Some(map.next_value()?),
+                "params" => env.params = Some(map.next_value()?),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
         }
-        None => return Err(E::missing_field("method")),
-    };
-    let params = match map.remove("params") {
-        Some(value) => Some(to_raw(value).map_err(|msg| marked::<E>("params", &msg))?),
-        None => None,
-    };
-    Ok((method, params))
-}
-
-fn to_raw(value: Value) -> Result<Box<RawValue>, String> {
-    serde_json::value::to_raw_value(&value).map_err(|e| e.to_string())
+        Ok(env)
+    }
 }
 
 /// An error at `path`, in the form [`crate::decode`] splices into its field path.

@@ -1,29 +1,21 @@
 //! Permission requests: before running a sensitive tool call the agent asks the
 //! client to let the user pick one of several options (allow once, reject, …).
 
-use crate::util::{id_type, meta, setters, string_enum, tagged_union};
-use crate::{Meta, SessionId, ToolCallUpdate};
-use serde::{Deserialize, Serialize};
+use crate::util::{id_type, setters, string_enum, tagged_union, wire_struct};
+use crate::{Meta, SessionId, TagOnly, ToolCallUpdate};
 
-/// Params of `session/request_permission`: which tool call, and the choices.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct RequestPermissionRequest {
-    /// The session the tool call belongs to.
-    pub session_id: SessionId,
-    /// The tool call to allow or reject, with whatever details help the user decide.
-    pub tool_call: ToolCallUpdate,
-    /// The choices offered to the user.
-    pub options: Vec<PermissionOption>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Params of `session/request_permission`: which tool call, and the choices.
+    pub struct RequestPermissionRequest {
+        /// The session the tool call belongs to.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// The tool call to allow or reject, with whatever details help the user decide.
+        pub tool_call: ToolCallUpdate = "toolCall" (Req),
+        /// The choices offered to the user.
+        pub options: Vec<PermissionOption> = "options" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl RequestPermissionRequest {
@@ -38,30 +30,24 @@ impl RequestPermissionRequest {
             tool_call: tool_call.into(),
             options,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(RequestPermissionRequest { opt { meta: Meta } });
 
-/// Result of `session/request_permission`: what the user chose.
-///
-/// On the wire the outcome is itself an object:
-/// `{"outcome":{"outcome":"selected","optionId":"allow"}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct RequestPermissionResponse {
-    /// The user's decision.
-    pub outcome: RequestPermissionOutcome,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Result of `session/request_permission`: what the user chose.
+    ///
+    /// On the wire the outcome is itself an object:
+    /// `{"outcome":{"outcome":"selected","optionId":"allow"}}`.
+    pub struct RequestPermissionResponse {
+        /// The user's decision.
+        pub outcome: RequestPermissionOutcome = "outcome" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl RequestPermissionResponse {
@@ -70,6 +56,7 @@ impl RequestPermissionResponse {
         RequestPermissionResponse {
             outcome,
             meta: None,
+            extra: Default::default(),
         }
     }
 
@@ -82,7 +69,7 @@ impl RequestPermissionResponse {
 
     /// The prompt turn was cancelled before the user answered.
     pub fn cancelled() -> Self {
-        Self::new(RequestPermissionOutcome::Cancelled)
+        Self::new(RequestPermissionOutcome::cancelled())
     }
 }
 
@@ -93,13 +80,18 @@ tagged_union! {
     pub enum RequestPermissionOutcome: tag "outcome" {
         /// The turn was cancelled before the user answered. A client that sends
         /// `session/cancel` must answer every pending permission request with this.
-        "cancelled" => Cancelled,
+        "cancelled" => Cancelled(TagOnly),
         /// The user picked one of the options.
         "selected" => Selected(SelectedPermissionOutcome),
     }
 }
 
 impl RequestPermissionOutcome {
+    /// The turn was cancelled before the user answered.
+    pub fn cancelled() -> Self {
+        RequestPermissionOutcome::Cancelled(TagOnly::new())
+    }
+
     /// The chosen option, if the user picked one.
     pub fn selected_option(&self) -> Option<&PermissionOptionId> {
         match self {
@@ -109,21 +101,14 @@ impl RequestPermissionOutcome {
     }
 }
 
-/// The option the user picked.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SelectedPermissionOutcome {
-    /// The chosen option's identifier.
-    pub option_id: PermissionOptionId,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The option the user picked.
+    pub struct SelectedPermissionOutcome {
+        /// The chosen option's identifier.
+        pub option_id: PermissionOptionId = "optionId" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl SelectedPermissionOutcome {
@@ -132,31 +117,25 @@ impl SelectedPermissionOutcome {
         SelectedPermissionOutcome {
             option_id: option_id.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(SelectedPermissionOutcome { opt { meta: Meta } });
 
-/// One choice shown to the user.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct PermissionOption {
-    /// Identifies the choice in the response.
-    pub option_id: PermissionOptionId,
-    /// The label shown to the user.
-    pub name: String,
-    /// What the choice means, so clients can style it.
-    pub kind: PermissionOptionKind,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// One choice shown to the user.
+    pub struct PermissionOption {
+        /// Identifies the choice in the response.
+        pub option_id: PermissionOptionId = "optionId" (Req),
+        /// The label shown to the user.
+        pub name: String = "name" (Req),
+        /// What the choice means, so clients can style it.
+        pub kind: PermissionOptionKind = "kind" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl PermissionOption {
@@ -171,6 +150,7 @@ impl PermissionOption {
             name: name.into(),
             kind: kind.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -217,7 +197,7 @@ mod tests {
         let json = serde_json::to_string(&RequestPermissionResponse::cancelled()).unwrap();
         assert_eq!(json, r#"{"outcome":{"outcome":"cancelled"}}"#);
         let back: RequestPermissionResponse = decode(&json).unwrap();
-        assert_eq!(back.outcome, RequestPermissionOutcome::Cancelled);
+        assert_eq!(back.outcome, RequestPermissionOutcome::cancelled());
     }
 
     #[test]

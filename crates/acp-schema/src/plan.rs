@@ -2,26 +2,18 @@
 //! every change so the client can show progress.
 
 use crate::Meta;
-use crate::util::{meta, setters, skip_invalid_items, string_enum};
-use serde::{Deserialize, Serialize};
+use crate::util::{setters, string_enum, wire_struct};
 
-/// An execution plan. Each `plan` update carries the complete list; the client
-/// replaces what it showed before.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Plan {
-    /// Every step of the plan, in order, with its current status.
-    #[serde(default, deserialize_with = "skip_invalid_items")]
-    pub entries: Vec<PlanEntry>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// An execution plan. Each `plan` update carries the complete list; the client
+    /// replaces what it showed before.
+    #[derive(Default)]
+    pub struct Plan {
+        /// Every step of the plan, in order, with its current status.
+        pub entries: Vec<PlanEntry> = "entries" (Items),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl Plan {
@@ -30,31 +22,25 @@ impl Plan {
         Plan {
             entries,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(Plan { opt { meta: Meta } });
 
-/// One step of a plan.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct PlanEntry {
-    /// What the step is meant to achieve, for people to read.
-    pub content: String,
-    /// How much the step matters to the overall goal.
-    pub priority: PlanEntryPriority,
-    /// Where the step stands.
-    pub status: PlanEntryStatus,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// One step of a plan.
+    pub struct PlanEntry {
+        /// What the step is meant to achieve, for people to read.
+        pub content: String = "content" (Req),
+        /// How much the step matters to the overall goal.
+        pub priority: PlanEntryPriority = "priority" (Req),
+        /// Where the step stands.
+        pub status: PlanEntryStatus = "status" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl PlanEntry {
@@ -69,6 +55,7 @@ impl PlanEntry {
             priority: priority.into(),
             status: status.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }

@@ -1,28 +1,20 @@
 //! Prompt turns: the client sends the user's message with `session/prompt`, the
 //! agent streams progress as session updates and finally answers with why it stopped.
 
-use crate::util::{meta, setters, string_enum};
+use crate::util::{setters, string_enum, wire_struct};
 use crate::{ContentBlock, Meta, SessionId};
-use serde::{Deserialize, Serialize};
 
-/// Params of `session/prompt`: a user message for a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct PromptRequest {
-    /// The session the message is for.
-    pub session_id: SessionId,
-    /// The content blocks making up the message (`text` and `resource_link` always
-    /// work; other kinds depend on the agent's prompt capabilities).
-    pub prompt: Vec<ContentBlock>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Params of `session/prompt`: a user message for a session.
+    pub struct PromptRequest {
+        /// The session the message is for.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// The content blocks making up the message (`text` and `resource_link` always
+        /// work; other kinds depend on the agent's prompt capabilities).
+        pub prompt: Vec<ContentBlock> = "prompt" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl PromptRequest {
@@ -32,27 +24,21 @@ impl PromptRequest {
             session_id: session_id.into(),
             prompt,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(PromptRequest { opt { meta: Meta } });
 
-/// Result of `session/prompt`: the turn is over.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct PromptResponse {
-    /// Why the agent stopped working on the turn.
-    pub stop_reason: StopReason,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Result of `session/prompt`: the turn is over.
+    pub struct PromptResponse {
+        /// Why the agent stopped working on the turn.
+        pub stop_reason: StopReason = "stopReason" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl PromptResponse {
@@ -61,6 +47,7 @@ impl PromptResponse {
         PromptResponse {
             stop_reason: stop_reason.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }

@@ -5,6 +5,8 @@
 //! to requests) belong to the runtime crate `acp`; see also [`crate::messages`] for
 //! typed envelopes used in tests and tools.
 
+use crate::RawJson;
+use crate::util::wire_struct;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -163,21 +165,17 @@ impl From<i32> for ErrorCode {
     }
 }
 
-/// The JSON-RPC error object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Error {
-    /// What kind of error this is.
-    pub code: ErrorCode,
-    /// A short, single-sentence description.
-    pub message: String,
-    /// Anything else that helps: a field path, a list of auth methods, …
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::util::default_on_error"
-    )]
-    pub data: Option<Value>,
+wire_struct! {
+    /// The JSON-RPC error object.
+    pub struct Error {
+        /// What kind of error this is.
+        pub code: ErrorCode = "code" (Req),
+        /// A short, single-sentence description.
+        pub message: String = "message" (Req),
+        /// Anything else that helps: a field path, a list of auth methods, …
+        /// (kept as the exact JSON received).
+        pub data: Option<RawJson> = "data" (Lenient),
+    }
 }
 
 impl Error {
@@ -187,13 +185,21 @@ impl Error {
             code: code.into(),
             message: message.into(),
             data: None,
+            extra: Default::default(),
         }
     }
 
     /// Attaches `data`.
     #[must_use]
     pub fn data(mut self, data: impl Into<Value>) -> Self {
-        self.data = Some(data.into());
+        self.data = Some(RawJson::from(data.into()));
+        self
+    }
+
+    /// Attaches `data` given as raw JSON.
+    #[must_use]
+    pub fn data_raw(mut self, data: RawJson) -> Self {
+        self.data = Some(data);
         self
     }
 
@@ -254,31 +260,34 @@ impl std::error::Error for Error {}
 impl From<crate::DecodeError> for Error {
     /// Bad params: -32602 with the field path and serde's message in `data`.
     fn from(err: crate::DecodeError) -> Self {
-        Error::invalid_params().data(serde_json::json!({
-            "path": err.path,
-            "message": err.message,
-        }))
+        /// `{"path": …, "message": …}`, in that order.
+        #[derive(Serialize)]
+        struct Data<'a> {
+            path: &'a str,
+            message: &'a str,
+        }
+        let data = Data {
+            path: &err.path,
+            message: &err.message,
+        };
+        match RawJson::encode(&data) {
+            Ok(raw) => Error::invalid_params().data_raw(raw),
+            Err(_) => Error::invalid_params(),
+        }
     }
 }
 
-/// `$/cancel_request`: either side asks the other to stop working on a request.
-///
-/// The receiver may ignore it; a request it does cancel is answered with
-/// [`ErrorCode::REQUEST_CANCELLED`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CancelRequestNotification {
-    /// The id of the request to cancel.
-    pub request_id: RequestId,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::util::meta"
-    )]
-    pub meta: Option<crate::Meta>,
+wire_struct! {
+    /// `$/cancel_request`: either side asks the other to stop working on a request.
+    ///
+    /// The receiver may ignore it; a request it does cancel is answered with
+    /// [`ErrorCode::REQUEST_CANCELLED`].
+    pub struct CancelRequestNotification {
+        /// The id of the request to cancel.
+        pub request_id: RequestId = "requestId" (Req),
+        /// Extension metadata.
+        pub meta: Option<crate::Meta> = "_meta" (MetaField),
+    }
 }
 
 impl CancelRequestNotification {
@@ -287,6 +296,7 @@ impl CancelRequestNotification {
         CancelRequestNotification {
             request_id: request_id.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }

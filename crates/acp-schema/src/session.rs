@@ -4,13 +4,8 @@
 //! Paths (`cwd`, `additionalDirectories`) are absolute by the protocol's rules;
 //! these types carry them as strings and leave checking to the receiver.
 
-use crate::util::default_on_null;
-use crate::util::object_default_on_error;
-use crate::util::{
-    default_on_error, id_type, meta, setters, skip_invalid_items, skip_invalid_items_opt,
-};
+use crate::util::{id_type, setters, wire_struct};
 use crate::{McpServer, Meta, SessionConfigOption};
-use serde::{Deserialize, Serialize};
 
 id_type!(
     /// Identifies a session (a conversation with its own context and history).
@@ -22,28 +17,19 @@ id_type!(
     SessionModeId
 );
 
-/// The `session/new` request: start a conversation in a working directory.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct NewSessionRequest {
-    /// The session's working directory (absolute); relative paths resolve against it.
-    pub cwd: String,
-    /// More workspace roots (absolute), if the agent advertises
-    /// `sessionCapabilities.additionalDirectories`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub additional_directories: Option<Vec<String>>,
-    /// MCP servers the agent should connect to (`null` reads as none).
-    #[serde(deserialize_with = "default_on_null")]
-    pub mcp_servers: Vec<McpServer>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The `session/new` request: start a conversation in a working directory.
+    pub struct NewSessionRequest {
+        /// The session's working directory (absolute); relative paths resolve against it.
+        pub cwd: String = "cwd" (Req),
+        /// More workspace roots (absolute), if the agent advertises
+        /// `sessionCapabilities.additionalDirectories`.
+        pub additional_directories: Option<Vec<String>> = "additionalDirectories" (Opt),
+        /// MCP servers the agent should connect to (`null` reads as none).
+        pub mcp_servers: Vec<McpServer> = "mcpServers" (NullDflt),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl NewSessionRequest {
@@ -54,6 +40,7 @@ impl NewSessionRequest {
             additional_directories: None,
             mcp_servers: Vec::new(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -63,35 +50,18 @@ setters!(NewSessionRequest {
     opt { additional_directories: Vec<String>, meta: Meta }
 });
 
-/// The result of `session/new`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct NewSessionResponse {
-    /// The new session's id, used in every later request about it.
-    pub session_id: SessionId,
-    /// The available modes and the current one, if the agent has modes.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub modes: Option<SessionModeState>,
-    /// The session's config options and their values, if the agent has any.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "skip_invalid_items_opt"
-    )]
-    pub config_options: Option<Vec<SessionConfigOption>>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The result of `session/new`.
+    pub struct NewSessionResponse {
+        /// The new session's id, used in every later request about it.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// The available modes and the current one, if the agent has modes.
+        pub modes: Option<SessionModeState> = "modes" (Lenient),
+        /// The session's config options and their values, if the agent has any.
+        pub config_options: Option<Vec<SessionConfigOption>> = "configOptions" (ItemsOpt),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl NewSessionResponse {
@@ -102,6 +72,7 @@ impl NewSessionResponse {
             modes: None,
             config_options: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -110,30 +81,21 @@ setters!(NewSessionResponse {
     opt { modes: SessionModeState, config_options: Vec<SessionConfigOption>, meta: Meta }
 });
 
-/// The `session/load` request: reopen a session and replay its history through
-/// `session/update` (needs `loadSession`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct LoadSessionRequest {
-    /// MCP servers the agent should connect to (`null` reads as none).
-    #[serde(deserialize_with = "default_on_null")]
-    pub mcp_servers: Vec<McpServer>,
-    /// The session's working directory (absolute).
-    pub cwd: String,
-    /// The complete list of extra workspace roots (absolute) to activate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub additional_directories: Option<Vec<String>>,
-    /// The session to load.
-    pub session_id: SessionId,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The `session/load` request: reopen a session and replay its history through
+    /// `session/update` (needs `loadSession`).
+    pub struct LoadSessionRequest {
+        /// MCP servers the agent should connect to (`null` reads as none).
+        pub mcp_servers: Vec<McpServer> = "mcpServers" (NullDflt),
+        /// The session's working directory (absolute).
+        pub cwd: String = "cwd" (Req),
+        /// The complete list of extra workspace roots (absolute) to activate.
+        pub additional_directories: Option<Vec<String>> = "additionalDirectories" (Opt),
+        /// The session to load.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl LoadSessionRequest {
@@ -145,6 +107,7 @@ impl LoadSessionRequest {
             additional_directories: None,
             session_id: session_id.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -154,33 +117,17 @@ setters!(LoadSessionRequest {
     opt { additional_directories: Vec<String>, meta: Meta }
 });
 
-/// The result of `session/load`, sent after the history has been replayed.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct LoadSessionResponse {
-    /// The available modes and the current one, if the agent has modes.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub modes: Option<SessionModeState>,
-    /// The session's config options and their values, if the agent has any.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "skip_invalid_items_opt"
-    )]
-    pub config_options: Option<Vec<SessionConfigOption>>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The result of `session/load`, sent after the history has been replayed.
+    #[derive(Default)]
+    pub struct LoadSessionResponse {
+        /// The available modes and the current one, if the agent has modes.
+        pub modes: Option<SessionModeState> = "modes" (Lenient),
+        /// The session's config options and their values, if the agent has any.
+        pub config_options: Option<Vec<SessionConfigOption>> = "configOptions" (ItemsOpt),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl LoadSessionResponse {
@@ -194,30 +141,21 @@ setters!(LoadSessionResponse {
     opt { modes: SessionModeState, config_options: Vec<SessionConfigOption>, meta: Meta }
 });
 
-/// The `session/resume` request: reopen a session without replaying its history
-/// (needs `sessionCapabilities.resume`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ResumeSessionRequest {
-    /// The session to resume.
-    pub session_id: SessionId,
-    /// The session's working directory (absolute).
-    pub cwd: String,
-    /// The complete list of extra workspace roots (absolute) to activate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub additional_directories: Option<Vec<String>>,
-    /// MCP servers the agent should connect to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mcp_servers: Option<Vec<McpServer>>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The `session/resume` request: reopen a session without replaying its history
+    /// (needs `sessionCapabilities.resume`).
+    pub struct ResumeSessionRequest {
+        /// The session to resume.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// The session's working directory (absolute).
+        pub cwd: String = "cwd" (Req),
+        /// The complete list of extra workspace roots (absolute) to activate.
+        pub additional_directories: Option<Vec<String>> = "additionalDirectories" (Opt),
+        /// MCP servers the agent should connect to.
+        pub mcp_servers: Option<Vec<McpServer>> = "mcpServers" (Opt),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ResumeSessionRequest {
@@ -229,6 +167,7 @@ impl ResumeSessionRequest {
             additional_directories: None,
             mcp_servers: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -237,33 +176,17 @@ setters!(ResumeSessionRequest {
     opt { additional_directories: Vec<String>, mcp_servers: Vec<McpServer>, meta: Meta }
 });
 
-/// The result of `session/resume`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ResumeSessionResponse {
-    /// The available modes and the current one, if the agent has modes.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "object_default_on_error"
-    )]
-    pub modes: Option<SessionModeState>,
-    /// The session's config options and their values, if the agent has any.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "skip_invalid_items_opt"
-    )]
-    pub config_options: Option<Vec<SessionConfigOption>>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The result of `session/resume`.
+    #[derive(Default)]
+    pub struct ResumeSessionResponse {
+        /// The available modes and the current one, if the agent has modes.
+        pub modes: Option<SessionModeState> = "modes" (Lenient),
+        /// The session's config options and their values, if the agent has any.
+        pub config_options: Option<Vec<SessionConfigOption>> = "configOptions" (ItemsOpt),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ResumeSessionResponse {
@@ -277,22 +200,15 @@ setters!(ResumeSessionResponse {
     opt { modes: SessionModeState, config_options: Vec<SessionConfigOption>, meta: Meta }
 });
 
-/// The `session/close` request: cancel the session's work and free its resources
-/// (needs `sessionCapabilities.close`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CloseSessionRequest {
-    /// The session to close.
-    pub session_id: SessionId,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The `session/close` request: cancel the session's work and free its resources
+    /// (needs `sessionCapabilities.close`).
+    pub struct CloseSessionRequest {
+        /// The session to close.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl CloseSessionRequest {
@@ -301,25 +217,20 @@ impl CloseSessionRequest {
         CloseSessionRequest {
             session_id: session_id.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(CloseSessionRequest { opt { meta: Meta } });
 
-/// The (empty) result of `session/close`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CloseSessionResponse {
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The (empty) result of `session/close`.
+    #[derive(Default)]
+    pub struct CloseSessionResponse {
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl CloseSessionResponse {
@@ -331,22 +242,15 @@ impl CloseSessionResponse {
 
 setters!(CloseSessionResponse { opt { meta: Meta } });
 
-/// The `session/delete` request: remove a session from `session/list`
-/// (needs `sessionCapabilities.delete`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct DeleteSessionRequest {
-    /// The session to delete.
-    pub session_id: SessionId,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The `session/delete` request: remove a session from `session/list`
+    /// (needs `sessionCapabilities.delete`).
+    pub struct DeleteSessionRequest {
+        /// The session to delete.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl DeleteSessionRequest {
@@ -355,25 +259,20 @@ impl DeleteSessionRequest {
         DeleteSessionRequest {
             session_id: session_id.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(DeleteSessionRequest { opt { meta: Meta } });
 
-/// The (empty) result of `session/delete`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct DeleteSessionResponse {
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The (empty) result of `session/delete`.
+    #[derive(Default)]
+    pub struct DeleteSessionResponse {
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl DeleteSessionResponse {
@@ -385,26 +284,18 @@ impl DeleteSessionResponse {
 
 setters!(DeleteSessionResponse { opt { meta: Meta } });
 
-/// The `session/list` request: one page of known sessions
-/// (needs `sessionCapabilities.list`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ListSessionsRequest {
-    /// Only sessions with this working directory (absolute).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<String>,
-    /// The `nextCursor` of the previous page; absent for the first page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The `session/list` request: one page of known sessions
+    /// (needs `sessionCapabilities.list`).
+    #[derive(Default)]
+    pub struct ListSessionsRequest {
+        /// Only sessions with this working directory (absolute).
+        pub cwd: Option<String> = "cwd" (Opt),
+        /// The `nextCursor` of the previous page; absent for the first page.
+        pub cursor: Option<String> = "cursor" (Opt),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ListSessionsRequest {
@@ -416,29 +307,17 @@ impl ListSessionsRequest {
 
 setters!(ListSessionsRequest { opt { cwd: String, cursor: String, meta: Meta } });
 
-/// The result of `session/list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ListSessionsResponse {
-    /// The sessions on this page.
-    #[serde(deserialize_with = "skip_invalid_items")]
-    pub sessions: Vec<SessionInfo>,
-    /// Pass this as `cursor` to get the next page; absent on the last page.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub next_cursor: Option<String>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The result of `session/list`.
+    #[derive(Default)]
+    pub struct ListSessionsResponse {
+        /// The sessions on this page.
+        pub sessions: Vec<SessionInfo> = "sessions" (ItemsReq),
+        /// Pass this as `cursor` to get the next page; absent on the last page.
+        pub next_cursor: Option<String> = "nextCursor" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ListSessionsResponse {
@@ -448,50 +327,29 @@ impl ListSessionsResponse {
             sessions: sessions.into(),
             next_cursor: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(ListSessionsResponse { opt { next_cursor: String, meta: Meta } });
 
-/// One session as reported by `session/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SessionInfo {
-    /// The session's id.
-    pub session_id: SessionId,
-    /// The session's working directory (absolute).
-    pub cwd: String,
-    /// The session's complete, ordered list of extra workspace roots.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "skip_invalid_items_opt"
-    )]
-    pub additional_directories: Option<Vec<String>>,
-    /// A title for display.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub title: Option<String>,
-    /// When the session was last active (ISO 8601).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub updated_at: Option<String>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// One session as reported by `session/list`.
+    pub struct SessionInfo {
+        /// The session's id.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// The session's working directory (absolute).
+        pub cwd: String = "cwd" (Req),
+        /// The session's complete, ordered list of extra workspace roots.
+        pub additional_directories: Option<Vec<String>> = "additionalDirectories" (ItemsOpt),
+        /// A title for display.
+        pub title: Option<String> = "title" (Lenient),
+        /// When the session was last active (ISO 8601).
+        pub updated_at: Option<String> = "updatedAt" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl SessionInfo {
@@ -504,6 +362,7 @@ impl SessionInfo {
             title: None,
             updated_at: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -517,30 +376,18 @@ setters!(SessionInfo {
     }
 });
 
-/// A mode the agent can work in (for example "ask" or "code").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SessionMode {
-    /// The mode's id, used in `session/set_mode`.
-    pub id: SessionModeId,
-    /// A name to show the user.
-    pub name: String,
-    /// More detail to show the user.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub description: Option<String>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A mode the agent can work in (for example "ask" or "code").
+    pub struct SessionMode {
+        /// The mode's id, used in `session/set_mode`.
+        pub id: SessionModeId = "id" (Req),
+        /// A name to show the user.
+        pub name: String = "name" (Req),
+        /// More detail to show the user.
+        pub description: Option<String> = "description" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl SessionMode {
@@ -551,30 +398,23 @@ impl SessionMode {
             name: name.into(),
             description: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(SessionMode { opt { description: String, meta: Meta } });
 
-/// The modes a session offers and the one it is in.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SessionModeState {
-    /// The mode the agent is in now.
-    pub current_mode_id: SessionModeId,
-    /// Every mode the agent can switch to.
-    #[serde(deserialize_with = "skip_invalid_items")]
-    pub available_modes: Vec<SessionMode>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The modes a session offers and the one it is in.
+    pub struct SessionModeState {
+        /// The mode the agent is in now.
+        pub current_mode_id: SessionModeId = "currentModeId" (Req),
+        /// Every mode the agent can switch to.
+        pub available_modes: Vec<SessionMode> = "availableModes" (ItemsReq),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl SessionModeState {
@@ -587,29 +427,23 @@ impl SessionModeState {
             current_mode_id: current_mode_id.into(),
             available_modes: available_modes.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(SessionModeState { opt { meta: Meta } });
 
-/// The `session/set_mode` request: switch a session to another mode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SetSessionModeRequest {
-    /// The session to switch.
-    pub session_id: SessionId,
-    /// The mode to switch to (one of `availableModes`).
-    pub mode_id: SessionModeId,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The `session/set_mode` request: switch a session to another mode.
+    pub struct SetSessionModeRequest {
+        /// The session to switch.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// The mode to switch to (one of `availableModes`).
+        pub mode_id: SessionModeId = "modeId" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl SetSessionModeRequest {
@@ -619,25 +453,20 @@ impl SetSessionModeRequest {
             session_id: session_id.into(),
             mode_id: mode_id.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(SetSessionModeRequest { opt { meta: Meta } });
 
-/// The (empty) result of `session/set_mode`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SetSessionModeResponse {
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The (empty) result of `session/set_mode`.
+    #[derive(Default)]
+    pub struct SetSessionModeResponse {
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl SetSessionModeResponse {
@@ -649,22 +478,15 @@ impl SetSessionModeResponse {
 
 setters!(SetSessionModeResponse { opt { meta: Meta } });
 
-/// The `session/cancel` notification: stop the session's running prompt turn.
-/// The agent then ends the turn with stop reason `cancelled`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CancelNotification {
-    /// The session whose turn to cancel.
-    pub session_id: SessionId,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The `session/cancel` notification: stop the session's running prompt turn.
+    /// The agent then ends the turn with stop reason `cancelled`.
+    pub struct CancelNotification {
+        /// The session whose turn to cancel.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl CancelNotification {
@@ -673,6 +495,7 @@ impl CancelNotification {
         CancelNotification {
             session_id: session_id.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }

@@ -1,32 +1,24 @@
 //! Terminals run by the client for the agent: start a command, read its output,
 //! wait for it, kill it and release it. Needs the `terminal` client capability.
 
-use crate::util::{default_on_error, id_type, meta, setters};
+use crate::util::{id_type, setters, wire_struct};
 use crate::{Meta, SessionId};
-use serde::{Deserialize, Serialize};
 
 id_type!(
     /// Identifies a terminal created with `terminal/create`.
     TerminalId
 );
 
-/// One environment variable for a command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct EnvVariable {
-    /// The variable's name.
-    pub name: String,
-    /// Its value.
-    pub value: String,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// One environment variable for a command.
+    pub struct EnvVariable {
+        /// The variable's name.
+        pub name: String = "name" (Req),
+        /// Its value.
+        pub value: String = "value" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl EnvVariable {
@@ -36,50 +28,32 @@ impl EnvVariable {
             name: name.into(),
             value: value.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(EnvVariable { opt { meta: Meta } });
 
-/// Params of `terminal/create`: start `command` in a new terminal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CreateTerminalRequest {
-    /// The session asking.
-    pub session_id: SessionId,
-    /// The program to run.
-    pub command: String,
-    /// Its arguments (omitted when empty; `null` reads as empty).
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "crate::util::default_on_null"
-    )]
-    pub args: Vec<String>,
-    /// Extra environment variables (omitted when empty; `null` reads as empty).
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "crate::util::default_on_null"
-    )]
-    pub env: Vec<EnvVariable>,
-    /// Absolute working directory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<String>,
-    /// Most output bytes to keep; beyond it the client drops the oldest output,
-    /// cutting at a character boundary.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_byte_limit: Option<u64>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Params of `terminal/create`: start `command` in a new terminal.
+    pub struct CreateTerminalRequest {
+        /// The session asking.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// The program to run.
+        pub command: String = "command" (Req),
+        /// Its arguments (omitted when empty; `null` reads as empty).
+        pub args: Vec<String> = "args" (NullDfltNonEmpty),
+        /// Extra environment variables (omitted when empty; `null` reads as empty).
+        pub env: Vec<EnvVariable> = "env" (NullDfltNonEmpty),
+        /// Absolute working directory.
+        pub cwd: Option<String> = "cwd" (Opt),
+        /// Most output bytes to keep; beyond it the client drops the oldest output,
+        /// cutting at a character boundary.
+        pub output_byte_limit: Option<u64> = "outputByteLimit" (Opt),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl CreateTerminalRequest {
@@ -93,6 +67,7 @@ impl CreateTerminalRequest {
             cwd: None,
             output_byte_limit: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -102,21 +77,14 @@ setters!(CreateTerminalRequest {
     opt { cwd: String, output_byte_limit: u64, meta: Meta }
 });
 
-/// Result of `terminal/create`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CreateTerminalResponse {
-    /// The new terminal.
-    pub terminal_id: TerminalId,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Result of `terminal/create`.
+    pub struct CreateTerminalResponse {
+        /// The new terminal.
+        pub terminal_id: TerminalId = "terminalId" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl CreateTerminalResponse {
@@ -125,6 +93,7 @@ impl CreateTerminalResponse {
         CreateTerminalResponse {
             terminal_id: terminal_id.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -134,18 +103,16 @@ setters!(CreateTerminalResponse { opt { meta: Meta } });
 /// Declares a request that names one terminal of one session.
 macro_rules! terminal_request {
     ($(#[$attr:meta])* $name:ident) => {
-        $(#[$attr])*
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        #[non_exhaustive]
-        pub struct $name {
-            /// The session asking.
-            pub session_id: SessionId,
-            /// The terminal.
-            pub terminal_id: TerminalId,
-            /// Extension metadata.
-            #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "meta")]
-            pub meta: Option<Meta>,
+        wire_struct! {
+            $(#[$attr])*
+            pub struct $name {
+                /// The session asking.
+                pub session_id: SessionId = "sessionId" (Req),
+                /// The terminal.
+                pub terminal_id: TerminalId = "terminalId" (Req),
+                /// Extension metadata.
+                pub meta: Option<Meta> = "_meta" (MetaField),
+            }
         }
 
         impl $name {
@@ -155,6 +122,7 @@ macro_rules! terminal_request {
                     session_id: session_id.into(),
                     terminal_id: terminal_id.into(),
                     meta: None,
+                    extra: Default::default(),
                 }
             }
         }
@@ -166,14 +134,13 @@ macro_rules! terminal_request {
 /// Declares a response with nothing but `_meta`.
 macro_rules! empty_response {
     ($(#[$attr:meta])* $name:ident) => {
-        $(#[$attr])*
-        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        #[non_exhaustive]
-        pub struct $name {
-            /// Extension metadata.
-            #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none", deserialize_with = "meta")]
-            pub meta: Option<Meta>,
+        wire_struct! {
+            $(#[$attr])*
+            #[derive(Default)]
+            pub struct $name {
+                /// Extension metadata.
+                pub meta: Option<Meta> = "_meta" (MetaField),
+            }
         }
 
         impl $name {
@@ -192,30 +159,18 @@ terminal_request!(
     TerminalOutputRequest
 );
 
-/// Result of `terminal/output`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TerminalOutputResponse {
-    /// The output kept so far.
-    pub output: String,
-    /// Whether older output was dropped to stay within the byte limit.
-    pub truncated: bool,
-    /// How the command ended, once it has.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub exit_status: Option<TerminalExitStatus>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Result of `terminal/output`.
+    pub struct TerminalOutputResponse {
+        /// The output kept so far.
+        pub output: String = "output" (Req),
+        /// Whether older output was dropped to stay within the byte limit.
+        pub truncated: bool = "truncated" (Req),
+        /// How the command ended, once it has.
+        pub exit_status: Option<TerminalExitStatus> = "exitStatus" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl TerminalOutputResponse {
@@ -226,39 +181,24 @@ impl TerminalOutputResponse {
             truncated,
             exit_status: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(TerminalOutputResponse { opt { exit_status: TerminalExitStatus, meta: Meta } });
 
-/// How a command ended: an exit code, a signal, or (rarely) neither.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TerminalExitStatus {
-    /// The exit code; absent when a signal ended the process.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub exit_code: Option<u32>,
-    /// The signal that ended the process (`SIGTERM`); absent on a normal exit.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub signal: Option<String>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// How a command ended: an exit code, a signal, or (rarely) neither.
+    #[derive(Default)]
+    pub struct TerminalExitStatus {
+        /// The exit code; absent when a signal ended the process.
+        pub exit_code: Option<u32> = "exitCode" (Lenient),
+        /// The signal that ended the process (`SIGTERM`); absent on a normal exit.
+        pub signal: Option<String> = "signal" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl TerminalExitStatus {
@@ -286,33 +226,17 @@ terminal_request!(
     WaitForTerminalExitRequest
 );
 
-/// Result of `terminal/wait_for_exit`: the exit status fields, at the top level.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct WaitForTerminalExitResponse {
-    /// The exit code; absent when a signal ended the process.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub exit_code: Option<u32>,
-    /// The signal that ended the process; absent on a normal exit.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub signal: Option<String>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Result of `terminal/wait_for_exit`: the exit status fields, at the top level.
+    #[derive(Default)]
+    pub struct WaitForTerminalExitResponse {
+        /// The exit code; absent when a signal ended the process.
+        pub exit_code: Option<u32> = "exitCode" (Lenient),
+        /// The signal that ended the process; absent on a normal exit.
+        pub signal: Option<String> = "signal" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl WaitForTerminalExitResponse {
@@ -327,6 +251,7 @@ impl WaitForTerminalExitResponse {
             exit_code: self.exit_code,
             signal: self.signal.clone(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -340,6 +265,7 @@ impl From<TerminalExitStatus> for WaitForTerminalExitResponse {
             exit_code: status.exit_code,
             signal: status.signal,
             meta: None,
+            extra: Default::default(),
         }
     }
 }

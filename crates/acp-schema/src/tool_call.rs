@@ -5,80 +5,41 @@
 //! `tool_call_update`s carry a [`ToolCallUpdate`] with only the fields that
 //! changed, which [`ToolCallUpdate::apply_to`] merges into the stored call.
 
-use crate::util::{
-    default_on_error, id_type, meta, setters, skip_invalid_items, skip_invalid_items_opt,
-    string_enum, tagged_union,
-};
-use crate::{ContentBlock, Meta, TerminalId};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use crate::util::{id_type, setters, string_enum, tagged_union, wire_struct};
+use crate::{ContentBlock, Meta, RawJson, TerminalId};
 
 id_type!(
     /// Identifies a tool call within a session.
     ToolCallId
 );
 
-/// A tool call the agent started, as first reported to the client.
-///
-/// `kind` and `status` default to `other` and `pending` when the sender omits
-/// them (or sends something unreadable); both are always written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ToolCall {
-    /// The call's identifier, unique within the session.
-    pub tool_call_id: ToolCallId,
-    /// What the tool is doing, for people to read.
-    pub title: String,
-    /// What sort of tool it is, so clients can pick an icon.
-    #[serde(default, deserialize_with = "default_on_error")]
-    pub kind: ToolKind,
-    /// Where the call is in its lifecycle.
-    #[serde(default, deserialize_with = "default_on_error")]
-    pub status: ToolCallStatus,
-    /// What the tool produced so far (omitted when empty).
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "skip_invalid_items"
-    )]
-    pub content: Vec<ToolCallContent>,
-    /// Files the tool reads or changes, for "follow the agent" views (omitted when empty).
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "skip_invalid_items"
-    )]
-    pub locations: Vec<ToolCallLocation>,
-    /// The input the tool was given, in whatever shape the tool uses.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub raw_input: Option<Value>,
-    /// The output the tool returned, in whatever shape the tool uses.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub raw_output: Option<Value>,
-    /// The tool's programmatic name, when known.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub name: Option<String>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A tool call the agent started, as first reported to the client.
+    ///
+    /// `kind` and `status` default to `other` and `pending` when the sender omits
+    /// them (or sends something unreadable); both are always written.
+    pub struct ToolCall {
+        /// The call's identifier, unique within the session.
+        pub tool_call_id: ToolCallId = "toolCallId" (Req),
+        /// What the tool is doing, for people to read.
+        pub title: String = "title" (Req),
+        /// What sort of tool it is, so clients can pick an icon.
+        pub kind: ToolKind = "kind" (LenientVal),
+        /// Where the call is in its lifecycle.
+        pub status: ToolCallStatus = "status" (LenientVal),
+        /// What the tool produced so far (omitted when empty).
+        pub content: Vec<ToolCallContent> = "content" (ItemsNonEmpty),
+        /// Files the tool reads or changes, for "follow the agent" views (omitted when empty).
+        pub locations: Vec<ToolCallLocation> = "locations" (ItemsNonEmpty),
+        /// The input the tool was given, in whatever shape the tool uses.
+        pub raw_input: Option<RawJson> = "rawInput" (Lenient),
+        /// The output the tool returned, in whatever shape the tool uses.
+        pub raw_output: Option<RawJson> = "rawOutput" (Lenient),
+        /// The tool's programmatic name, when known.
+        pub name: Option<String> = "name" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ToolCall {
@@ -95,6 +56,7 @@ impl ToolCall {
             raw_output: None,
             name: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 
@@ -113,86 +75,39 @@ setters!(ToolCall {
         locations: Vec<ToolCallLocation>,
     }
     opt {
-        raw_input: Value,
-        raw_output: Value,
+        raw_input: RawJson,
+        raw_output: RawJson,
         name: String,
         meta: Meta,
     }
 });
 
-/// A change to a tool call already reported. Only `toolCallId` is required; a
-/// field left out (or `null`) stays as it was. `content` and `locations`, when
-/// present, replace the whole list.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ToolCallUpdate {
-    /// The call being changed.
-    pub tool_call_id: ToolCallId,
-    /// A new kind.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub kind: Option<ToolKind>,
-    /// A new status.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub status: Option<ToolCallStatus>,
-    /// A new title.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub title: Option<String>,
-    /// A new programmatic tool name.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub name: Option<String>,
-    /// The complete new content list.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "skip_invalid_items_opt"
-    )]
-    pub content: Option<Vec<ToolCallContent>>,
-    /// The complete new list of locations.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "skip_invalid_items_opt"
-    )]
-    pub locations: Option<Vec<ToolCallLocation>>,
-    /// New raw input.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub raw_input: Option<Value>,
-    /// New raw output.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub raw_output: Option<Value>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A change to a tool call already reported. Only `toolCallId` is required; a
+    /// field left out (or `null`) stays as it was. `content` and `locations`, when
+    /// present, replace the whole list.
+    pub struct ToolCallUpdate {
+        /// The call being changed.
+        pub tool_call_id: ToolCallId = "toolCallId" (Req),
+        /// A new kind.
+        pub kind: Option<ToolKind> = "kind" (Lenient),
+        /// A new status.
+        pub status: Option<ToolCallStatus> = "status" (Lenient),
+        /// A new title.
+        pub title: Option<String> = "title" (Lenient),
+        /// A new programmatic tool name.
+        pub name: Option<String> = "name" (Lenient),
+        /// The complete new content list.
+        pub content: Option<Vec<ToolCallContent>> = "content" (ItemsOpt),
+        /// The complete new list of locations.
+        pub locations: Option<Vec<ToolCallLocation>> = "locations" (ItemsOpt),
+        /// New raw input.
+        pub raw_input: Option<RawJson> = "rawInput" (Lenient),
+        /// New raw output.
+        pub raw_output: Option<RawJson> = "rawOutput" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ToolCallUpdate {
@@ -209,6 +124,7 @@ impl ToolCallUpdate {
             raw_input: None,
             raw_output: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 
@@ -263,8 +179,8 @@ setters!(ToolCallUpdate {
         name: String,
         content: Vec<ToolCallContent>,
         locations: Vec<ToolCallLocation>,
-        raw_input: Value,
-        raw_output: Value,
+        raw_input: RawJson,
+        raw_output: RawJson,
         meta: Meta,
     }
 });
@@ -283,6 +199,7 @@ impl From<ToolCall> for ToolCallUpdate {
             raw_input: call.raw_input,
             raw_output: call.raw_output,
             meta: call.meta,
+            extra: Default::default(),
         }
     }
 }
@@ -398,21 +315,14 @@ impl From<TerminalId> for ToolCallContent {
     }
 }
 
-/// Tool call content that is a plain content block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Content {
-    /// The block.
-    pub content: ContentBlock,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Tool call content that is a plain content block.
+    pub struct Content {
+        /// The block.
+        pub content: ContentBlock = "content" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl Content {
@@ -421,36 +331,25 @@ impl Content {
         Content {
             content: content.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(Content { opt { meta: Meta } });
 
-/// A change to one file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Diff {
-    /// Absolute path of the file.
-    pub path: String,
-    /// The text before the change; absent for a new file.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub old_text: Option<String>,
-    /// The text after the change.
-    pub new_text: String,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A change to one file.
+    pub struct Diff {
+        /// Absolute path of the file.
+        pub path: String = "path" (Req),
+        /// The text before the change; absent for a new file.
+        pub old_text: Option<String> = "oldText" (Lenient),
+        /// The text after the change.
+        pub new_text: String = "newText" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl Diff {
@@ -465,27 +364,21 @@ impl Diff {
             old_text: old_text.into(),
             new_text: new_text.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(Diff { opt { old_text: String, meta: Meta } });
 
-/// Tool call content showing a terminal's live output.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Terminal {
-    /// The terminal, as returned by `terminal/create`. It must be shown before it is released.
-    pub terminal_id: TerminalId,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Tool call content showing a terminal's live output.
+    pub struct Terminal {
+        /// The terminal, as returned by `terminal/create`. It must be shown before it is released.
+        pub terminal_id: TerminalId = "terminalId" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl Terminal {
@@ -494,34 +387,23 @@ impl Terminal {
         Terminal {
             terminal_id: terminal_id.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(Terminal { opt { meta: Meta } });
 
-/// A file (and optionally a line) a tool call touches.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ToolCallLocation {
-    /// Absolute path of the file.
-    pub path: String,
-    /// Line number in the file, counting from 1.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub line: Option<u32>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A file (and optionally a line) a tool call touches.
+    pub struct ToolCallLocation {
+        /// Absolute path of the file.
+        pub path: String = "path" (Req),
+        /// Line number in the file, counting from 1.
+        pub line: Option<u32> = "line" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ToolCallLocation {
@@ -531,6 +413,7 @@ impl ToolCallLocation {
             path: path.into(),
             line: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -639,9 +522,9 @@ mod tests {
         assert_eq!(call.content.len(), 2);
         assert_eq!(
             call.raw_input,
-            Some(serde_json::json!({"cmd": "cargo test"}))
+            Some(RawJson::from(serde_json::json!({"cmd": "cargo test"})))
         );
-        assert_eq!(call.raw_output, Some(serde_json::json!(0)));
+        assert_eq!(call.raw_output, Some(RawJson::from(serde_json::json!(0))));
 
         let full = ToolCallUpdate::from(call.clone());
         assert_eq!(full.to_tool_call(), Some(call));

@@ -256,7 +256,7 @@ fn apply(example: &Example, m: &Mutation) -> Vec<u8> {
             if let Some(map) = nth_object(&mut value, &mut n) {
                 let key = map.keys().nth(i % map.len()).cloned();
                 if let Some(key) = key {
-                    map.shift_remove(&key);
+                    map.remove(&key);
                 }
             }
             text(&value).into_bytes()

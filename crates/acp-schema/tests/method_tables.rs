@@ -198,7 +198,7 @@ fn sample(def: &str) -> String {
     corpus()
         .iter()
         .find(|ex| ex.def == def && ex.lenient == Lenient::No && ex.expect.is_none())
-        .map(|ex| text(&ex.value))
+        .map(|ex| ex.input_text())
         .unwrap_or_else(|| panic!("no exact corpus example of {def}"))
 }
 

@@ -9,7 +9,7 @@ use crate::connection::{
     AgentSideConnection, ClientSideConnection, Connection, NotificationContext, RequestContext,
 };
 use crate::engine::{ConnectionOptions, Engine, Handler, HandlerFuture, RequestState};
-use crate::engine::{logged, respond};
+use crate::engine::{declined, logged, object, respond};
 use crate::error::ConnectionError;
 use crate::transport::Transport;
 use acp_schema::*;
@@ -121,6 +121,48 @@ macro_rules! agent_side {
         }
 
         impl<A: Agent> AgentHandler<A> {
+            fn prepare_dispatch<'de, D: serde::Deserializer<'de>>(
+                &self,
+                method: &str,
+                params: D,
+                cx: RequestContext<AgentSide>,
+            ) -> Result<HandlerFuture, D::Error> {
+                let agent = self.agent.clone();
+                match method {
+                    $( $method => {
+                        let args: $params = object(params)?;
+                        Ok(respond(async move { agent.$fname(args, cx).await }))
+                    } )*
+                    m if m.starts_with('_') => {
+                        let raw: Box<RawValue> = serde::Deserialize::deserialize(params)?;
+                        let args = ExtRequest::from_raw(m, raw);
+                        Ok(Box::pin(async move { Ok(agent.ext_method(args, cx).await?.0) }))
+                    }
+                    _ => Err(declined()),
+                }
+            }
+
+            fn prepare_notification_dispatch<'de, D: serde::Deserializer<'de>>(
+                &self,
+                method: &str,
+                params: D,
+            ) -> Result<BoxFuture<'static, ()>, D::Error> {
+                let agent = self.agent.clone();
+                let cx = NotificationContext::new(self.conn.clone());
+                match method {
+                    $( $nmethod => {
+                        let args: $nparams = object(params)?;
+                        Ok(logged(async move { agent.$nfname(args, cx).await }))
+                    } )*
+                    m if m.starts_with('_') => {
+                        let raw: Box<RawValue> = serde::Deserialize::deserialize(params)?;
+                        let args = ExtNotification::from_raw(m, raw);
+                        Ok(logged(async move { agent.ext_notification(args, cx).await }))
+                    }
+                    _ => Err(declined()),
+                }
+            }
+
             fn dispatch_request(
                 &self,
                 method: &str,
@@ -201,18 +243,22 @@ impl AgentSideConnection {
 }
 
 /// The prompt turns in flight, by session, so that `session/cancel`
-/// reaches the turn's context.
+/// reaches their contexts.
+type Turns = Arc<Mutex<HashMap<SessionId, Vec<Arc<RequestState>>>>>;
+
 #[derive(Default)]
 struct PromptTurns {
-    turns: Arc<Mutex<HashMap<SessionId, Arc<RequestState>>>>,
+    turns: Turns,
 }
 
 impl PromptTurns {
-    /// Records the turn of `request` in `session` (replacing an older one,
-    /// which keeps running but is no longer the one `session/cancel` finds);
-    /// the guard forgets it when the turn ends, however it ends.
+    /// Records the turn of `request` in `session`; the guard forgets it when
+    /// the turn ends, however it ends (dropped before its first poll too).
     fn begin(&self, session: SessionId, request: &Arc<RequestState>) -> TurnEnd {
-        crate::engine::lock(&self.turns).insert(session.clone(), request.clone());
+        crate::engine::lock(&self.turns)
+            .entry(session.clone())
+            .or_default()
+            .push(request.clone());
         TurnEnd {
             turns: self.turns.clone(),
             session,
@@ -220,16 +266,19 @@ impl PromptTurns {
         }
     }
 
+    /// Cancels every turn running in `session`.
     fn cancel(&self, session: &SessionId) {
-        if let Some(turn) = crate::engine::lock(&self.turns).get(session) {
-            turn.cancel();
+        if let Some(turns) = crate::engine::lock(&self.turns).get(session) {
+            for turn in turns {
+                turn.cancel();
+            }
         }
     }
 }
 
 /// Forgets a prompt turn when it ends, however it ends.
 struct TurnEnd {
-    turns: Arc<Mutex<HashMap<SessionId, Arc<RequestState>>>>,
+    turns: Turns,
     session: SessionId,
     request: Arc<RequestState>,
 }
@@ -237,11 +286,11 @@ struct TurnEnd {
 impl Drop for TurnEnd {
     fn drop(&mut self) {
         let mut turns = crate::engine::lock(&self.turns);
-        if turns
-            .get(&self.session)
-            .is_some_and(|turn| Arc::ptr_eq(turn, &self.request))
-        {
-            turns.remove(&self.session);
+        if let Some(running) = turns.get_mut(&self.session) {
+            running.retain(|turn| !Arc::ptr_eq(turn, &self.request));
+            if running.is_empty() {
+                turns.remove(&self.session);
+            }
         }
     }
 }
@@ -252,7 +301,51 @@ struct AgentHandler<A> {
     turns: PromptTurns,
 }
 
+impl<A: Agent> AgentHandler<A> {
+    /// A prompt turn's work: recorded outside the future, so that
+    /// `session/cancel` finds it at once and it is forgotten even if the
+    /// future is dropped before its first poll.
+    fn prompt(
+        &self,
+        args: PromptRequest,
+        cx: RequestContext<AgentSide>,
+        request: &Arc<RequestState>,
+    ) -> HandlerFuture {
+        let end = self.turns.begin(args.session_id.clone(), request);
+        let agent = self.agent.clone();
+        respond(async move {
+            let _end = end;
+            agent.prompt(args, cx).await
+        })
+    }
+}
+
 impl<A: Agent> Handler for AgentHandler<A> {
+    fn prepare_request<'de, D: serde::Deserializer<'de>>(
+        &self,
+        method: &str,
+        params: D,
+        request: &Arc<RequestState>,
+    ) -> Result<HandlerFuture, D::Error> {
+        let cx = RequestContext::new(self.conn.clone(), request.clone());
+        if method == PromptRequest::METHOD {
+            return Ok(self.prompt(object(params)?, cx, request));
+        }
+        self.prepare_dispatch(method, params, cx)
+    }
+
+    fn prepare_notification<'de, D: serde::Deserializer<'de>>(
+        &self,
+        method: &str,
+        params: D,
+    ) -> Result<BoxFuture<'static, ()>, D::Error> {
+        if method == CancelNotification::METHOD {
+            // Its effect (the cancel) is at decode time: the slow way only.
+            return Err(declined());
+        }
+        self.prepare_notification_dispatch(method, params)
+    }
+
     fn request(
         &self,
         method: &str,
@@ -261,15 +354,7 @@ impl<A: Agent> Handler for AgentHandler<A> {
     ) -> Result<HandlerFuture, Error> {
         let cx = RequestContext::new(self.conn.clone(), request.clone());
         if method == PromptRequest::METHOD {
-            // The turn is recorded outside the future, so it is forgotten even
-            // if the future is dropped before its first poll.
-            let args: PromptRequest = decode_params(params)?;
-            let end = self.turns.begin(args.session_id.clone(), request);
-            let agent = self.agent.clone();
-            return Ok(respond(async move {
-                let _end = end;
-                agent.prompt(args, cx).await
-            }));
+            return Ok(self.prompt(decode_params(params)?, cx, request));
         }
         self.dispatch_request(method, params, cx)
     }

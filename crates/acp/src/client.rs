@@ -10,7 +10,7 @@ use crate::connection::{
     AgentSideConnection, ClientSideConnection, Connection, NotificationContext, RequestContext,
 };
 use crate::engine::{ConnectionOptions, Engine, Handler, HandlerFuture, RequestState};
-use crate::engine::{logged, respond};
+use crate::engine::{declined, logged, object, respond};
 use crate::error::ConnectionError;
 use crate::transport::Transport;
 use acp_schema::*;
@@ -107,6 +107,49 @@ macro_rules! client_side {
         }
 
         impl<C: Client> Handler for ClientHandler<C> {
+            fn prepare_request<'de, D: serde::Deserializer<'de>>(
+                &self,
+                method: &str,
+                params: D,
+                request: &Arc<RequestState>,
+            ) -> Result<HandlerFuture, D::Error> {
+                let client = self.client.clone();
+                let cx = RequestContext::new(self.conn.clone(), request.clone());
+                match method {
+                    $( $method => {
+                        let args: $params = object(params)?;
+                        Ok(respond(async move { client.$fname(args, cx).await }))
+                    } )*
+                    m if m.starts_with('_') => {
+                        let raw: Box<RawValue> = serde::Deserialize::deserialize(params)?;
+                        let args = ExtRequest::from_raw(m, raw);
+                        Ok(Box::pin(async move { Ok(client.ext_method(args, cx).await?.0) }))
+                    }
+                    _ => Err(declined()),
+                }
+            }
+
+            fn prepare_notification<'de, D: serde::Deserializer<'de>>(
+                &self,
+                method: &str,
+                params: D,
+            ) -> Result<BoxFuture<'static, ()>, D::Error> {
+                let client = self.client.clone();
+                let cx = NotificationContext::new(self.conn.clone());
+                match method {
+                    $( $nmethod => {
+                        let args: $nparams = object(params)?;
+                        Ok(logged(async move { client.$nfname(args, cx).await }))
+                    } )*
+                    m if m.starts_with('_') => {
+                        let raw: Box<RawValue> = serde::Deserialize::deserialize(params)?;
+                        let args = ExtNotification::from_raw(m, raw);
+                        Ok(logged(async move { client.ext_notification(args, cx).await }))
+                    }
+                    _ => Err(declined()),
+                }
+            }
+
             fn request(
                 &self,
                 method: &str,

@@ -86,6 +86,8 @@ mod connection;
 mod engine;
 mod error;
 pub mod process;
+#[cfg(any(feature = "websocket", feature = "http", feature = "server"))]
+pub mod remote;
 pub mod tap;
 pub mod transport;
 
@@ -98,7 +100,7 @@ pub use connection::{
 };
 pub use engine::{ConnectionOptions, Dropped, OnDropped};
 pub use error::ConnectionError;
-pub use process::{AgentCommand, AgentProcess};
+pub use process::{AgentChild, AgentCommand, AgentProcess};
 pub use tap::{Direction, Tap, TapEvent};
 pub use tokio_util::sync::CancellationToken;
 pub use transport::Transport;

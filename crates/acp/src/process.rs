@@ -279,6 +279,42 @@ impl AgentCommand {
         })
     }
 
+    /// Starts the agent in a new process group without connecting anything
+    /// to it: the returned [`AgentChild`] owns the process, and the
+    /// [`Transport`] is its standard output (to read) and input (to write),
+    /// for code that passes the agent's bytes on as they are (a server
+    /// bridging a network connection to the agent, say). Dropping the
+    /// transport's writer closes the agent's input; dropping the
+    /// `AgentChild` stops the process group as dropping an
+    /// [`AgentProcess`] does. Must be called within a Tokio runtime.
+    pub fn spawn_stdio(self) -> io::Result<(AgentChild, Transport)> {
+        let mut child = self
+            .command()
+            .spawn()
+            .map_err(|error| self.spawn_error(error))?;
+        let pieces = take_pipes(&mut child);
+        let (Some(pgid), Some((stdin, stdout, stderr))) = (process_group_id(&child), pieces) else {
+            let _ = child.start_kill();
+            return Err(io::Error::other(format!(
+                "agent program {:?} could not be set up",
+                self.program
+            )));
+        };
+        let tail = StderrTail::default();
+        let on_line = self
+            .on_stderr
+            .unwrap_or_else(|| log_stderr_line(pgid.as_raw()));
+        let stderr_task = tokio::spawn(read_stderr(stderr, Arc::clone(&tail), on_line));
+        let owner = AgentChild {
+            child,
+            pgid,
+            kill_grace: self.kill_grace,
+            tail,
+            stderr_task: Some(stderr_task),
+        };
+        Ok((owner, Transport::new(stdout, stdin)))
+    }
+
     fn command(&self) -> Command {
         let mut command = Command::new(&self.program);
         command.args(&self.args);
@@ -452,6 +488,78 @@ impl Drop for AgentProcess {
         // The I/O task goes on until the queued output is written and the
         // agent's stdin is closed; then it ends by itself.
         self.conn.close();
+        if !group_exists(self.pgid) {
+            return;
+        }
+        let (pgid, grace) = (self.pgid, self.kill_grace);
+        let killer = std::thread::Builder::new()
+            .name("acp-agent-kill".to_owned())
+            .spawn(move || stop_group_after(pgid, grace));
+        if killer.is_err() {
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+    }
+}
+
+/// A running agent started by [`AgentCommand::spawn_stdio`]: the owner of
+/// its process group, with no connection.
+///
+/// Dropping it stops the group as dropping an [`AgentProcess`] does: if the
+/// group is still there after the grace period, it gets `SIGTERM`, then
+/// `SIGKILL` after another, from a separate thread.
+pub struct AgentChild {
+    child: Child,
+    pgid: Pid,
+    kill_grace: Duration,
+    tail: StderrTail,
+    stderr_task: Option<JoinHandle<()>>,
+}
+
+impl AgentChild {
+    /// The agent's process id, or `None` once it has been waited for.
+    pub fn id(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// The id of the agent's process group (every signal goes to it).
+    pub fn process_group(&self) -> i32 {
+        self.pgid.as_raw()
+    }
+
+    /// Waits for the agent to exit (cancel safe).
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        let status = self.child.wait().await?;
+        if let Some(task) = self.stderr_task.take() {
+            let _ = tokio::time::timeout(STDERR_DRAIN_TIMEOUT, task).await;
+        }
+        Ok(status)
+    }
+
+    /// SIGKILL to the whole group now.
+    pub fn kill(&mut self) -> io::Result<()> {
+        signal_group(self.pgid, Signal::SIGKILL).map(|_| ())
+    }
+
+    /// The last lines (at most [`STDERR_TAIL_LINES`]) the agent wrote to
+    /// standard error, oldest first.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        let tail = self.tail.lock().unwrap_or_else(PoisonError::into_inner);
+        tail.iter().cloned().collect()
+    }
+}
+
+impl fmt::Debug for AgentChild {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentChild")
+            .field("pid", &self.child.id())
+            .field("pgid", &self.pgid.as_raw())
+            .field("kill_grace", &self.kill_grace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for AgentChild {
+    fn drop(&mut self) {
         if !group_exists(self.pgid) {
             return;
         }

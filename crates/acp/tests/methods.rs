@@ -708,7 +708,7 @@ async fn meta_reaches_typed_handlers_unchanged() {
     )
     .await
     .unwrap();
-    assert_eq!(reply.meta, Some(m));
+    assert_eq!(reply.meta, Some(Meta::from(m)));
     let reply = within("prompt", pair.client.prompt(prompt("s", "hi")))
         .await
         .unwrap();

@@ -769,3 +769,57 @@ async fn raw_json_with_newlines_still_goes_out_as_one_line() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn members_in_any_order_and_unknown_members_get_the_same_answer() {
+    // Peers usually write jsonrpc, id, method, params in that order (the
+    // runtime then decodes the params as it reads the envelope); any order,
+    // and members JSON-RPC does not define, must read the same.
+    let mut peer = peer();
+    let orders = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"_test/echo","params":{"a":[1,"x"]}}"#,
+        r#"{"params":{"a":[1,"x"]},"method":"_test/echo","id":1,"jsonrpc":"2.0"}"#,
+        r#"{"method":"_test/echo","params":{"a":[1,"x"]},"jsonrpc":"2.0","id":1}"#,
+        r#"{"jsonrpc":"2.0","method":"_test/echo","params":{"a":[1,"x"]},"id":1}"#,
+        r#"{"jsonrpc":"2.0","x-trace":{"span":7},"id":1,"method":"_test/echo","params":{"a":[1,"x"]},"more":null}"#,
+    ];
+    for line in orders {
+        exchange(
+            &mut peer,
+            line,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":[1,"x"]}}"#,
+        )
+        .await;
+    }
+    // The same for typed params, and for their errors.
+    for line in [
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#,
+        r#"{"params":{"sessionId":"s","prompt":[]},"id":2,"jsonrpc":"2.0","method":"session/prompt"}"#,
+    ] {
+        exchange(
+            &mut peer,
+            line,
+            r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#,
+        )
+        .await;
+    }
+    for line in [
+        r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":5,"prompt":[]}}"#,
+        r#"{"params":{"sessionId":5,"prompt":[]},"method":"session/prompt","jsonrpc":"2.0","id":3}"#,
+    ] {
+        exchange(
+            &mut peer,
+            line,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params","data":{"path":"sessionId","message":"invalid type: integer `5`, expected a string"}}}"#,
+        )
+        .await;
+    }
+    // A member after the params that makes it no request at all.
+    exchange(
+        &mut peer,
+        r#"{"jsonrpc":"2.0","id":4,"method":"logout","params":{},"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32600,"message":"Invalid request","data":"a request has no `result` or `error`"}}"#,
+    )
+    .await;
+    still_serving(&mut peer, 5).await;
+}

@@ -509,8 +509,8 @@ impl TestAgent {
 fn action_name(action: &ElicitationAction) -> &'static str {
     match action {
         ElicitationAction::Accept(_) => "accept",
-        ElicitationAction::Decline => "decline",
-        ElicitationAction::Cancel => "cancel",
+        ElicitationAction::Decline(_) => "decline",
+        ElicitationAction::Cancel(_) => "cancel",
         _ => "other",
     }
 }

@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+pub mod served;
+
 pub const ACP: &str = env!("CARGO_BIN_EXE_acp");
 pub const AGENT: &str = env!("CARGO_BIN_EXE_acp-test-agent");
 pub const HOSTILE: &str = env!("CARGO_BIN_EXE_acp-hostile-agent");

@@ -1,49 +1,27 @@
 //! The form of a form elicitation: a flat JSON Schema whose properties are
 //! primitive fields (text, numbers, booleans, single and multiple choice).
 
-use crate::util::{
-    default_on_error, meta, setters, skip_invalid_items_opt, string_enum, tagged_union,
-};
+use crate::util::{setters, string_enum, tagged_union, wire_struct};
 use crate::{Meta, OrderedMap};
-use serde::{Deserialize, Serialize};
 
-/// The form of a form elicitation: a flat JSON Schema object whose properties
-/// are primitive fields.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ElicitationSchema {
-    /// Always `object`; always written.
-    #[serde(rename = "type", default, deserialize_with = "default_on_error")]
-    pub schema_type: ElicitationSchemaType,
-    /// A title for the form.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub title: Option<String>,
-    /// The fields, in display order; always written.
-    #[serde(default)]
-    pub properties: PropertyMap,
-    /// Names of the fields the user must fill in.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub required: Option<Vec<String>>,
-    /// What the form is for.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub description: Option<String>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The form of a form elicitation: a flat JSON Schema object whose properties
+    /// are primitive fields.
+    #[derive(Default)]
+    pub struct ElicitationSchema {
+        /// Always `object`; always written.
+        pub schema_type: ElicitationSchemaType = "type" (LenientVal),
+        /// A title for the form.
+        pub title: Option<String> = "title" (Lenient),
+        /// The fields, in display order; always written.
+        pub properties: PropertyMap = "properties" (Dflt),
+        /// Names of the fields the user must fill in.
+        pub required: Option<Vec<String>> = "required" (Opt),
+        /// What the form is for.
+        pub description: Option<String> = "description" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ElicitationSchema {
@@ -145,59 +123,31 @@ impl From<MultiSelectPropertySchema> for ElicitationPropertySchema {
     }
 }
 
-/// A text field, or a single-select when `enum` or `oneOf` is set.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct StringPropertySchema {
-    /// The field's label.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub title: Option<String>,
-    /// Help text for the field.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub description: Option<String>,
-    /// The shortest allowed answer, in characters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_length: Option<u32>,
-    /// The longest allowed answer, in characters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_length: Option<u32>,
-    /// A regular expression the answer must match.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pattern: Option<String>,
-    /// A format the answer must have.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub format: Option<StringFormat>,
-    /// The pre-filled answer.
-    #[serde(
-        rename = "default",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub default_value: Option<String>,
-    /// The choices of a single-select, without labels.
-    #[serde(rename = "enum", default, skip_serializing_if = "Option::is_none")]
-    pub enum_values: Option<Vec<String>>,
-    /// The choices of a single-select, with labels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub one_of: Option<Vec<EnumOption>>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A text field, or a single-select when `enum` or `oneOf` is set.
+    #[derive(Default)]
+    pub struct StringPropertySchema {
+        /// The field's label.
+        pub title: Option<String> = "title" (Lenient),
+        /// Help text for the field.
+        pub description: Option<String> = "description" (Lenient),
+        /// The shortest allowed answer, in characters.
+        pub min_length: Option<u32> = "minLength" (Opt),
+        /// The longest allowed answer, in characters.
+        pub max_length: Option<u32> = "maxLength" (Opt),
+        /// A regular expression the answer must match.
+        pub pattern: Option<String> = "pattern" (Opt),
+        /// A format the answer must have.
+        pub format: Option<StringFormat> = "format" (Opt),
+        /// The pre-filled answer.
+        pub default_value: Option<String> = "default" (Lenient),
+        /// The choices of a single-select, without labels.
+        pub enum_values: Option<Vec<String>> = "enum" (Opt),
+        /// The choices of a single-select, with labels.
+        pub one_of: Option<Vec<EnumOption>> = "oneOf" (Opt),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl StringPropertySchema {
@@ -222,47 +172,23 @@ setters!(StringPropertySchema {
     }
 });
 
-/// A floating-point number field.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct NumberPropertySchema {
-    /// The field's label.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub title: Option<String>,
-    /// Help text for the field.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub description: Option<String>,
-    /// The smallest allowed value (inclusive).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub minimum: Option<f64>,
-    /// The largest allowed value (inclusive).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub maximum: Option<f64>,
-    /// The pre-filled value.
-    #[serde(
-        rename = "default",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub default_value: Option<f64>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A floating-point number field.
+    #[derive(Default)]
+    pub struct NumberPropertySchema {
+        /// The field's label.
+        pub title: Option<String> = "title" (Lenient),
+        /// Help text for the field.
+        pub description: Option<String> = "description" (Lenient),
+        /// The smallest allowed value (inclusive).
+        pub minimum: Option<f64> = "minimum" (Opt),
+        /// The largest allowed value (inclusive).
+        pub maximum: Option<f64> = "maximum" (Opt),
+        /// The pre-filled value.
+        pub default_value: Option<f64> = "default" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl NumberPropertySchema {
@@ -283,47 +209,23 @@ setters!(NumberPropertySchema {
     }
 });
 
-/// An integer field.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct IntegerPropertySchema {
-    /// The field's label.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub title: Option<String>,
-    /// Help text for the field.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub description: Option<String>,
-    /// The smallest allowed value (inclusive).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub minimum: Option<i64>,
-    /// The largest allowed value (inclusive).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub maximum: Option<i64>,
-    /// The pre-filled value.
-    #[serde(
-        rename = "default",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub default_value: Option<i64>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// An integer field.
+    #[derive(Default)]
+    pub struct IntegerPropertySchema {
+        /// The field's label.
+        pub title: Option<String> = "title" (Lenient),
+        /// Help text for the field.
+        pub description: Option<String> = "description" (Lenient),
+        /// The smallest allowed value (inclusive).
+        pub minimum: Option<i64> = "minimum" (Opt),
+        /// The largest allowed value (inclusive).
+        pub maximum: Option<i64> = "maximum" (Opt),
+        /// The pre-filled value.
+        pub default_value: Option<i64> = "default" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl IntegerPropertySchema {
@@ -344,41 +246,19 @@ setters!(IntegerPropertySchema {
     }
 });
 
-/// A checkbox.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct BooleanPropertySchema {
-    /// The field's label.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub title: Option<String>,
-    /// Help text for the field.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub description: Option<String>,
-    /// The pre-filled value.
-    #[serde(
-        rename = "default",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub default_value: Option<bool>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A checkbox.
+    #[derive(Default)]
+    pub struct BooleanPropertySchema {
+        /// The field's label.
+        pub title: Option<String> = "title" (Lenient),
+        /// Help text for the field.
+        pub description: Option<String> = "description" (Lenient),
+        /// The pre-filled value.
+        pub default_value: Option<bool> = "default" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl BooleanPropertySchema {
@@ -392,49 +272,24 @@ setters!(BooleanPropertySchema {
     opt { title: String, description: String, default_value: bool, meta: Meta }
 });
 
-/// A multi-select field (`type: "array"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct MultiSelectPropertySchema {
-    /// The field's label.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub title: Option<String>,
-    /// Help text for the field.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub description: Option<String>,
-    /// The fewest choices the user must pick.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_items: Option<u64>,
-    /// The most choices the user may pick.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_items: Option<u64>,
-    /// The choices.
-    pub items: MultiSelectItems,
-    /// The pre-selected choices.
-    #[serde(
-        rename = "default",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "skip_invalid_items_opt"
-    )]
-    pub default_value: Option<Vec<String>>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A multi-select field (`type: "array"`).
+    pub struct MultiSelectPropertySchema {
+        /// The field's label.
+        pub title: Option<String> = "title" (Lenient),
+        /// Help text for the field.
+        pub description: Option<String> = "description" (Lenient),
+        /// The fewest choices the user must pick.
+        pub min_items: Option<u64> = "minItems" (Opt),
+        /// The most choices the user may pick.
+        pub max_items: Option<u64> = "maxItems" (Opt),
+        /// The choices.
+        pub items: MultiSelectItems = "items" (Req),
+        /// The pre-selected choices.
+        pub default_value: Option<Vec<String>> = "default" (ItemsOpt),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl MultiSelectPropertySchema {
@@ -448,6 +303,7 @@ impl MultiSelectPropertySchema {
             items: items.into(),
             default_value: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -487,22 +343,14 @@ impl From<TitledMultiSelectItems> for MultiSelectItems {
     }
 }
 
-/// Plain string choices of a multi-select.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct StringMultiSelectItems {
-    /// The choices.
-    #[serde(rename = "enum")]
-    pub enum_values: Vec<String>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Plain string choices of a multi-select.
+    pub struct StringMultiSelectItems {
+        /// The choices.
+        pub enum_values: Vec<String> = "enum" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl StringMultiSelectItems {
@@ -511,27 +359,21 @@ impl StringMultiSelectItems {
         StringMultiSelectItems {
             enum_values: enum_values.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(StringMultiSelectItems { opt { meta: Meta } });
 
-/// Labelled choices of a multi-select.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TitledMultiSelectItems {
-    /// The choices.
-    pub any_of: Vec<EnumOption>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Labelled choices of a multi-select.
+    pub struct TitledMultiSelectItems {
+        /// The choices.
+        pub any_of: Vec<EnumOption> = "anyOf" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl TitledMultiSelectItems {
@@ -540,37 +382,25 @@ impl TitledMultiSelectItems {
         TitledMultiSelectItems {
             any_of: any_of.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(TitledMultiSelectItems { opt { meta: Meta } });
 
-/// A labelled choice: the value sent back (`const`) and the label shown (`title`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct EnumOption {
-    /// The value sent back when this choice is picked.
-    #[serde(rename = "const")]
-    pub value: String,
-    /// The label to show.
-    pub title: String,
-    /// Help text for the choice.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub description: Option<String>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A labelled choice: the value sent back (`const`) and the label shown (`title`).
+    pub struct EnumOption {
+        /// The value sent back when this choice is picked.
+        pub value: String = "const" (Req),
+        /// The label to show.
+        pub title: String = "title" (Req),
+        /// Help text for the choice.
+        pub description: Option<String> = "description" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl EnumOption {
@@ -581,6 +411,7 @@ impl EnumOption {
             title: title.into(),
             description: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }

@@ -9,39 +9,33 @@
 mod form;
 pub use form::*;
 
-use crate::util::{default_on_error, id_type, kind_of, meta, setters, tagged_union};
-use crate::{Meta, OrderedMap, RequestId, SessionId, ToolCallId};
-use serde::de::Error as _;
+use crate::util::wire::{Entries, Flat};
+use crate::util::{id_type, setters, tagged_union, wire_struct};
+use crate::{Meta, OrderedMap, RequestId, SessionId, TagOnly, ToolCallId};
+use serde::de::{MapAccess, SeqAccess, Visitor};
+use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::Value;
+use std::fmt;
 
 id_type!(
     /// Identifies a URL elicitation, so `elicitation/complete` can refer to it.
     ElicitationId
 );
 
-/// The `elicitation/create` request: ask the user for input (needs the matching
-/// `elicitation` client capability).
-///
-/// On the wire the mode's fields (and its scope) sit next to `message`:
-/// `{"message":…,"mode":"form","sessionId":…,"requestedSchema":{…}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CreateElicitationRequest {
-    /// What the user is asked for, in words.
-    pub message: String,
-    /// How the input is collected (`mode` and its fields, including the scope).
-    #[serde(flatten)]
-    pub mode: ElicitationMode,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The `elicitation/create` request: ask the user for input (needs the matching
+    /// `elicitation` client capability).
+    ///
+    /// On the wire the mode's fields (and its scope) sit next to `message`:
+    /// `{"message":…,"mode":"form","sessionId":…,"requestedSchema":{…}}`.
+    pub struct CreateElicitationRequest {
+        /// What the user is asked for, in words.
+        pub message: String = "message" (Req),
+        /// How the input is collected (`mode` and its fields, including the scope).
+        pub mode: ElicitationMode = "" (Flatten),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl CreateElicitationRequest {
@@ -51,6 +45,7 @@ impl CreateElicitationRequest {
             message: message.into(),
             meta: None,
             mode: mode.into(),
+            extra: Default::default(),
         }
     }
 
@@ -100,16 +95,14 @@ impl From<ElicitationUrlMode> for ElicitationMode {
     }
 }
 
-/// A form elicitation: the client renders fields from `requestedSchema`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ElicitationFormMode {
-    /// The fields to ask for.
-    pub requested_schema: ElicitationSchema,
-    /// What the elicitation belongs to (its fields sit next to `requestedSchema`).
-    #[serde(flatten)]
-    pub scope: ElicitationScope,
+wire_struct! {
+    /// A form elicitation: the client renders fields from `requestedSchema`.
+    pub struct ElicitationFormMode {
+        /// The fields to ask for.
+        pub requested_schema: ElicitationSchema = "requestedSchema" (Req),
+        /// What the elicitation belongs to (its fields sit next to `requestedSchema`).
+        pub scope: ElicitationScope = "" (Flatten),
+    }
 }
 
 impl ElicitationFormMode {
@@ -118,23 +111,22 @@ impl ElicitationFormMode {
         ElicitationFormMode {
             requested_schema: schema,
             scope: scope.into(),
+            extra: Default::default(),
         }
     }
 }
 
-/// A URL elicitation: the user goes to a page (to sign in, pay, …) and the agent
-/// reports completion with `elicitation/complete`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ElicitationUrlMode {
-    /// The elicitation's id, repeated in `elicitation/complete`.
-    pub elicitation_id: ElicitationId,
-    /// The page to send the user to.
-    pub url: String,
-    /// What the elicitation belongs to (its fields sit next to `url`).
-    #[serde(flatten)]
-    pub scope: ElicitationScope,
+wire_struct! {
+    /// A URL elicitation: the user goes to a page (to sign in, pay, …) and the agent
+    /// reports completion with `elicitation/complete`.
+    pub struct ElicitationUrlMode {
+        /// The elicitation's id, repeated in `elicitation/complete`.
+        pub elicitation_id: ElicitationId = "elicitationId" (Req),
+        /// The page to send the user to.
+        pub url: String = "url" (Req),
+        /// What the elicitation belongs to (its fields sit next to `url`).
+        pub scope: ElicitationScope = "" (Flatten),
+    }
 }
 
 impl ElicitationUrlMode {
@@ -148,6 +140,7 @@ impl ElicitationUrlMode {
             elicitation_id: id.into(),
             url: url.into(),
             scope: scope.into(),
+            extra: Default::default(),
         }
     }
 }
@@ -165,18 +158,31 @@ pub enum ElicitationScope {
     Request(ElicitationRequestScope),
 }
 
-impl<'de> Deserialize<'de> for ElicitationScope {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let map = serde_json::Map::<String, Value>::deserialize(d)?;
-        if map.contains_key("sessionId") {
-            crate::util::nested(Value::Object(map)).map(ElicitationScope::Session)
-        } else if map.contains_key("requestId") {
-            crate::util::nested(Value::Object(map)).map(ElicitationScope::Request)
+impl Flat for ElicitationScope {
+    fn take<E: serde::de::Error>(rest: &mut Entries) -> Result<Self, E> {
+        if rest.iter().any(|(k, _)| k == "sessionId") {
+            ElicitationSessionScope::take(rest).map(ElicitationScope::Session)
+        } else if rest.iter().any(|(k, _)| k == "requestId") {
+            ElicitationRequestScope::take(rest).map(ElicitationScope::Request)
         } else {
-            Err(D::Error::custom(
+            Err(E::custom(
                 "an elicitation needs either `sessionId` or `requestId`",
             ))
         }
+    }
+
+    fn write_flat<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        match self {
+            ElicitationScope::Session(s) => s.write_flat(map),
+            ElicitationScope::Request(r) => r.write_flat(map),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ElicitationScope {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut rest = crate::RawObject::deserialize(d)?.0;
+        Self::take(&mut rest)
     }
 }
 
@@ -204,21 +210,15 @@ impl From<RequestId> for ElicitationScope {
     }
 }
 
-/// An elicitation that belongs to a session, optionally to one of its tool calls
-/// (for example an MCP server asking for input during that tool call).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ElicitationSessionScope {
-    /// The session.
-    pub session_id: SessionId,
-    /// The tool call within the session, if any.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub tool_call_id: Option<ToolCallId>,
+wire_struct! {
+    /// An elicitation that belongs to a session, optionally to one of its tool calls
+    /// (for example an MCP server asking for input during that tool call).
+    pub struct ElicitationSessionScope {
+        /// The session.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// The tool call within the session, if any.
+        pub tool_call_id: Option<ToolCallId> = "toolCallId" (Lenient),
+    }
 }
 
 impl ElicitationSessionScope {
@@ -227,19 +227,19 @@ impl ElicitationSessionScope {
         ElicitationSessionScope {
             session_id: session_id.into(),
             tool_call_id: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(ElicitationSessionScope { opt { tool_call_id: ToolCallId } });
 
-/// An elicitation that belongs to a JSON-RPC request made outside any session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ElicitationRequestScope {
-    /// The id of the request being served.
-    pub request_id: RequestId,
+wire_struct! {
+    /// An elicitation that belongs to a JSON-RPC request made outside any session.
+    pub struct ElicitationRequestScope {
+        /// The id of the request being served.
+        pub request_id: RequestId = "requestId" (Req),
+    }
 }
 
 impl ElicitationRequestScope {
@@ -247,29 +247,22 @@ impl ElicitationRequestScope {
     pub fn new(request_id: impl Into<RequestId>) -> Self {
         ElicitationRequestScope {
             request_id: request_id.into(),
+            extra: Default::default(),
         }
     }
 }
 
-/// The result of `elicitation/create`: what the user did.
-///
-/// On the wire the action's fields sit next to `_meta`:
-/// `{"action":"accept","content":{…}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CreateElicitationResponse {
-    /// The user's answer (`action` and its fields).
-    #[serde(flatten)]
-    pub action: ElicitationAction,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The result of `elicitation/create`: what the user did.
+    ///
+    /// On the wire the action's fields sit next to `_meta`:
+    /// `{"action":"accept","content":{…}}`.
+    pub struct CreateElicitationResponse {
+        /// The user's answer (`action` and its fields).
+        pub action: ElicitationAction = "" (Flatten),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl CreateElicitationResponse {
@@ -278,22 +271,26 @@ impl CreateElicitationResponse {
         CreateElicitationResponse {
             meta: None,
             action: action.into(),
+            extra: Default::default(),
         }
     }
 
     /// The user accepted, providing `content` (for URL elicitations, usually none).
     pub fn accept(content: Option<OrderedMap<ElicitationContentValue>>) -> Self {
-        Self::new(ElicitationAcceptAction { content })
+        Self::new(ElicitationAcceptAction {
+            content,
+            extra: Default::default(),
+        })
     }
 
     /// The user declined.
     pub fn decline() -> Self {
-        Self::new(ElicitationAction::Decline)
+        Self::new(ElicitationAction::Decline(TagOnly::new()))
     }
 
     /// The elicitation was cancelled (dismissed, or the turn ended).
     pub fn cancel() -> Self {
-        Self::new(ElicitationAction::Cancel)
+        Self::new(ElicitationAction::Cancel(TagOnly::new()))
     }
 }
 
@@ -306,9 +303,9 @@ tagged_union! {
         /// The user accepted and (for forms) filled in the fields.
         "accept" => Accept(ElicitationAcceptAction),
         /// The user said no.
-        "decline" => Decline,
+        "decline" => Decline(TagOnly),
         /// The elicitation was dismissed without an answer.
-        "cancel" => Cancel,
+        "cancel" => Cancel(TagOnly),
     }
 }
 
@@ -318,14 +315,13 @@ impl From<ElicitationAcceptAction> for ElicitationAction {
     }
 }
 
-/// The user's answers when accepting an elicitation.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ElicitationAcceptAction {
-    /// The answers, keyed by property name, matching the requested schema.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<OrderedMap<ElicitationContentValue>>,
+wire_struct! {
+    /// The user's answers when accepting an elicitation.
+    #[derive(Default)]
+    pub struct ElicitationAcceptAction {
+        /// The answers, keyed by property name, matching the requested schema.
+        pub content: Option<OrderedMap<ElicitationContentValue>> = "content" (Opt),
+    }
 }
 
 impl ElicitationAcceptAction {
@@ -357,24 +353,55 @@ pub enum ElicitationContentValue {
 
 impl<'de> Deserialize<'de> for ElicitationContentValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Value::deserialize(d)? {
-            Value::String(s) => Ok(ElicitationContentValue::String(s)),
-            Value::Bool(b) => Ok(ElicitationContentValue::Boolean(b)),
-            Value::Number(n) => match n.as_i64() {
-                Some(i) => Ok(ElicitationContentValue::Integer(i)),
-                None => n
-                    .as_f64()
-                    .map(ElicitationContentValue::Number)
-                    .ok_or_else(|| D::Error::custom("number out of range")),
-            },
-            items @ Value::Array(_) => {
-                crate::util::nested(items).map(ElicitationContentValue::StringArray)
+        struct V;
+        impl V {
+            fn wrong<E: serde::de::Error>(found: &str) -> Result<ElicitationContentValue, E> {
+                Err(E::custom(format_args!(
+                    "expected a string, number, boolean or list of strings, found {found}"
+                )))
             }
-            other => Err(D::Error::custom(format_args!(
-                "expected a string, number, boolean or list of strings, found {}",
-                kind_of(&other)
-            ))),
         }
+        impl<'de> Visitor<'de> for V {
+            type Value = ElicitationContentValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string, number, boolean or list of strings")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(ElicitationContentValue::String(s.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Self::Value, E> {
+                Ok(ElicitationContentValue::String(s))
+            }
+            fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<Self::Value, E> {
+                Ok(ElicitationContentValue::Boolean(b))
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Self::Value, E> {
+                Ok(ElicitationContentValue::Integer(n))
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Self::Value, E> {
+                Ok(match i64::try_from(n) {
+                    Ok(i) => ElicitationContentValue::Integer(i),
+                    Err(_) => ElicitationContentValue::Number(n as f64),
+                })
+            }
+            fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<Self::Value, E> {
+                Ok(ElicitationContentValue::Number(n))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<String>()? {
+                    items.push(item);
+                }
+                Ok(ElicitationContentValue::StringArray(items))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                V::wrong("null")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+                V::wrong("an object")
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -414,21 +441,14 @@ impl From<Vec<String>> for ElicitationContentValue {
     }
 }
 
-/// The `elicitation/complete` notification: a URL elicitation is done.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CompleteElicitationNotification {
-    /// The URL elicitation that finished.
-    pub elicitation_id: ElicitationId,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The `elicitation/complete` notification: a URL elicitation is done.
+    pub struct CompleteElicitationNotification {
+        /// The URL elicitation that finished.
+        pub elicitation_id: ElicitationId = "elicitationId" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl CompleteElicitationNotification {
@@ -437,6 +457,7 @@ impl CompleteElicitationNotification {
         CompleteElicitationNotification {
             elicitation_id: elicitation_id.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -575,7 +596,7 @@ mod tests {
         assert!(matches!(big, ElicitationContentValue::Number(_)));
 
         let resp: CreateElicitationResponse = round_trip(r#"{"action":"decline","_meta":{"x":1}}"#);
-        assert_eq!(resp.action, ElicitationAction::Decline);
+        assert!(matches!(resp.action, ElicitationAction::Decline(_)));
         assert_eq!(
             serde_json::to_string(&CreateElicitationResponse::cancel()).unwrap(),
             r#"{"action":"cancel"}"#

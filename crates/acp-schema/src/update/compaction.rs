@@ -3,31 +3,19 @@
 
 use super::*;
 
-/// Information for the user that is shown once and is not part of the history.
-/// Delivery is best effort.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Notice {
-    /// How prominently to show it.
-    pub severity: NoticeSeverity,
-    /// A short plain-text title that makes sense alone (not empty).
-    pub title: String,
-    /// Optional plain-text details.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub description: Option<String>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Information for the user that is shown once and is not part of the history.
+    /// Delivery is best effort.
+    pub struct Notice {
+        /// How prominently to show it.
+        pub severity: NoticeSeverity = "severity" (Req),
+        /// A short plain-text title that makes sense alone (not empty).
+        pub title: String = "title" (Req),
+        /// Optional plain-text details.
+        pub description: Option<String> = "description" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl Notice {
@@ -38,6 +26,7 @@ impl Notice {
             title: title.into(),
             description: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -76,42 +65,25 @@ string_enum! {
     }
 }
 
-/// Creates or patches a context compaction. The first update with an id fixes
-/// the compaction's place in the timeline; later ones change it in place.
-///
-/// `summary`, `error` and `_meta` are patches: absent (`None`) leaves the stored
-/// value, `null` (`Some(None)`) clears it, a value (`Some(Some(…))`) replaces it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CompactionUpdate {
-    /// The compaction, unique within the session.
-    pub compaction_id: CompactionId,
-    /// Its current status.
-    pub status: CompactionStatus,
-    /// The whole summary to show, replacing any earlier one (`[]` clears it too);
-    /// malformed blocks are dropped.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "double_option_items"
-    )]
-    pub summary: Option<Option<Vec<ContentBlock>>>,
-    /// What went wrong, for people to read.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "double_option"
-    )]
-    pub error: Option<Option<String>>,
-    /// Extension metadata, as a patch (unlike most `_meta` fields, `null` clears it).
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "double_option"
-    )]
-    pub meta: Option<Option<Meta>>,
+wire_struct! {
+    /// Creates or patches a context compaction. The first update with an id fixes
+    /// the compaction's place in the timeline; later ones change it in place.
+    ///
+    /// `summary`, `error` and `_meta` are patches: absent (`None`) leaves the stored
+    /// value, `null` (`Some(None)`) clears it, a value (`Some(Some(…))`) replaces it.
+    pub struct CompactionUpdate {
+        /// The compaction, unique within the session.
+        pub compaction_id: CompactionId = "compactionId" (Req),
+        /// Its current status.
+        pub status: CompactionStatus = "status" (Req),
+        /// The whole summary to show, replacing any earlier one (`[]` clears it too);
+        /// malformed blocks are dropped.
+        pub summary: Option<Option<Vec<ContentBlock>>> = "summary" (PatchItems),
+        /// What went wrong, for people to read.
+        pub error: Option<Option<String>> = "error" (Patch),
+        /// Extension metadata, as a patch (unlike most `_meta` fields, `null` clears it).
+        pub meta: Option<Option<Meta>> = "_meta" (Patch),
+    }
 }
 
 impl CompactionUpdate {
@@ -126,6 +98,7 @@ impl CompactionUpdate {
             summary: None,
             error: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 
@@ -172,24 +145,17 @@ impl CompactionUpdate {
     }
 }
 
-/// A content block appended to a compaction's summary. An unknown id starts a
-/// new compaction, in progress.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CompactionSummaryChunk {
-    /// The compaction whose summary grows.
-    pub compaction_id: CompactionId,
-    /// The block to append.
-    pub content: ContentBlock,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A content block appended to a compaction's summary. An unknown id starts a
+    /// new compaction, in progress.
+    pub struct CompactionSummaryChunk {
+        /// The compaction whose summary grows.
+        pub compaction_id: CompactionId = "compactionId" (Req),
+        /// The block to append.
+        pub content: ContentBlock = "content" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl CompactionSummaryChunk {
@@ -199,6 +165,7 @@ impl CompactionSummaryChunk {
             compaction_id: compaction_id.into(),
             content: content.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }

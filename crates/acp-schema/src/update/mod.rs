@@ -5,70 +5,28 @@
 //! An update of a kind this version does not know decodes into
 //! [`SessionUpdate::Other`] and re-encodes unchanged.
 
-use crate::util::{
-    default_on_error, id_type, meta, setters, skip_invalid_items, string_enum, tagged_union,
-};
+use crate::RawJson;
+use crate::util::{id_type, setters, string_enum, tagged_union, wire_struct};
 use crate::{
     ContentBlock, Meta, Plan, SessionConfigOption, SessionId, SessionModeId, ToolCall,
     ToolCallUpdate,
 };
-use serde::de::{DeserializeOwned, Deserializer};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::{Deserialize, Deserializer, Serialize};
+use std::borrow::Cow;
 
 mod compaction;
 pub use compaction::*;
 
-/// A patch field with three states: absent → `None` (leave unchanged), `null` →
-/// `Some(None)` (clear), a value → `Some(Some(v))` (replace). A malformed value
-/// counts as absent (`x-deserialize-default-on-error`).
-fn double_option<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: DeserializeOwned,
-{
-    Ok(match Value::deserialize(d)? {
-        Value::Null => Some(None),
-        value => T::deserialize(value).ok().map(Some),
-    })
-}
-
-/// [`double_option`] for a list whose invalid items are dropped
-/// (`x-deserialize-skip-invalid-items`); a non-list counts as absent.
-fn double_option_items<'de, D, T>(d: D) -> Result<Option<Option<Vec<T>>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: DeserializeOwned,
-{
-    Ok(match Value::deserialize(d)? {
-        Value::Null => Some(None),
-        Value::Array(items) => Some(Some(
-            items
-                .into_iter()
-                .filter_map(|item| T::deserialize(item).ok())
-                .collect(),
-        )),
-        _ => None,
-    })
-}
-
-/// Params of `session/update`: one update about a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SessionNotification {
-    /// The session the update is about.
-    pub session_id: SessionId,
-    /// What happened.
-    pub update: SessionUpdate,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Params of `session/update`: one update about a session.
+    pub struct SessionNotification {
+        /// The session the update is about.
+        pub session_id: SessionId = "sessionId" (Req),
+        /// What happened.
+        pub update: SessionUpdate = "update" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl SessionNotification {
@@ -78,6 +36,7 @@ impl SessionNotification {
             session_id: session_id.into(),
             update: update.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -137,7 +96,8 @@ impl SessionUpdate {
         SessionUpdate::UserMessageChunk(ContentChunk::new(content))
     }
 
-    /// The `sessionUpdate` tag of this update.
+    /// The `sessionUpdate` tag of this update (for an unknown one, as received;
+    /// empty in the absurd case of a tag that needs escapes in JSON).
     pub fn kind(&self) -> &str {
         match self {
             SessionUpdate::UserMessageChunk(_) => "user_message_chunk",
@@ -154,10 +114,10 @@ impl SessionUpdate {
             SessionUpdate::Notice(_) => "notice",
             SessionUpdate::CompactionUpdate(_) => "compaction_update",
             SessionUpdate::CompactionSummaryChunk(_) => "compaction_summary_chunk",
-            SessionUpdate::Other(map) => map
-                .get("sessionUpdate")
-                .and_then(Value::as_str)
-                .unwrap_or(""),
+            SessionUpdate::Other(map) => match map.get_str("sessionUpdate") {
+                Some(Cow::Borrowed(tag)) => tag,
+                _ => "",
+            },
         }
     }
 }
@@ -192,28 +152,16 @@ id_type!(
     MessageId
 );
 
-/// One streamed piece of a user message, agent message or agent thought.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ContentChunk {
-    /// The piece of content.
-    pub content: ContentBlock,
-    /// The message this chunk belongs to; a new id starts a new message.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub message_id: Option<MessageId>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// One streamed piece of a user message, agent message or agent thought.
+    pub struct ContentChunk {
+        /// The piece of content.
+        pub content: ContentBlock = "content" (Req),
+        /// The message this chunk belongs to; a new id starts a new message.
+        pub message_id: Option<MessageId> = "messageId" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ContentChunk {
@@ -223,28 +171,22 @@ impl ContentChunk {
             content: content.into(),
             message_id: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(ContentChunk { opt { message_id: MessageId, meta: Meta } });
 
-/// The complete list of commands the agent currently offers.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct AvailableCommandsUpdate {
-    /// The commands; malformed entries are dropped.
-    #[serde(default, deserialize_with = "skip_invalid_items")]
-    pub available_commands: Vec<AvailableCommand>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The complete list of commands the agent currently offers.
+    #[derive(Default)]
+    pub struct AvailableCommandsUpdate {
+        /// The commands; malformed entries are dropped.
+        pub available_commands: Vec<AvailableCommand> = "availableCommands" (Items),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl AvailableCommandsUpdate {
@@ -253,36 +195,25 @@ impl AvailableCommandsUpdate {
         AvailableCommandsUpdate {
             available_commands,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(AvailableCommandsUpdate { opt { meta: Meta } });
 
-/// A command the user can invoke (typically as `/name`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct AvailableCommand {
-    /// The command's name (`create_plan`).
-    pub name: String,
-    /// What the command does, for people to read.
-    pub description: String,
-    /// What input the command takes, if any.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub input: Option<AvailableCommandInput>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A command the user can invoke (typically as `/name`).
+    pub struct AvailableCommand {
+        /// The command's name (`create_plan`).
+        pub name: String = "name" (Req),
+        /// What the command does, for people to read.
+        pub description: String = "description" (Req),
+        /// What input the command takes, if any.
+        pub input: Option<AvailableCommandInput> = "input" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl AvailableCommand {
@@ -293,6 +224,7 @@ impl AvailableCommand {
             description: description.into(),
             input: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
@@ -308,18 +240,27 @@ pub enum AvailableCommandInput {
     /// Everything typed after the command name is its input.
     Unstructured(UnstructuredCommandInput),
     /// A shape this version does not know, re-encoded unchanged.
-    Other(Value),
+    Other(RawJson),
 }
 
 impl<'de> Deserialize<'de> for AvailableCommandInput {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(d)?;
-        match &value {
-            Value::Object(map) if map.contains_key("hint") => {
-                crate::util::nested(value).map(AvailableCommandInput::Unstructured)
-            }
-            _ => Ok(AvailableCommandInput::Other(value)),
+        let raw = RawJson::deserialize(d)?;
+        let hint = raw.is_object()
+            && raw
+                .decode::<crate::RawObject>()
+                .is_ok_and(|o| o.contains_key("hint"));
+        if hint {
+            crate::util::wire::nested_at("", raw.get()).map(AvailableCommandInput::Unstructured)
+        } else {
+            Ok(AvailableCommandInput::Other(raw))
         }
+    }
+}
+
+impl crate::util::wire::Tolerant for AvailableCommandInput {
+    fn tolerant<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Self>, D::Error> {
+        crate::util::wire::tolerant_via_raw(d)
     }
 }
 
@@ -329,21 +270,14 @@ impl From<UnstructuredCommandInput> for AvailableCommandInput {
     }
 }
 
-/// Free-text command input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct UnstructuredCommandInput {
-    /// Placeholder text shown while nothing is typed yet.
-    pub hint: String,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// Free-text command input.
+    pub struct UnstructuredCommandInput {
+        /// Placeholder text shown while nothing is typed yet.
+        pub hint: String = "hint" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl UnstructuredCommandInput {
@@ -352,27 +286,21 @@ impl UnstructuredCommandInput {
         UnstructuredCommandInput {
             hint: hint.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(UnstructuredCommandInput { opt { meta: Meta } });
 
-/// The session switched to another mode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CurrentModeUpdate {
-    /// The mode now active.
-    pub current_mode_id: SessionModeId,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The session switched to another mode.
+    pub struct CurrentModeUpdate {
+        /// The mode now active.
+        pub current_mode_id: SessionModeId = "currentModeId" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl CurrentModeUpdate {
@@ -381,28 +309,22 @@ impl CurrentModeUpdate {
         CurrentModeUpdate {
             current_mode_id: current_mode_id.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(CurrentModeUpdate { opt { meta: Meta } });
 
-/// The session's config options, complete, with their current values.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ConfigOptionUpdate {
-    /// Every option; malformed entries are dropped.
-    #[serde(default, deserialize_with = "skip_invalid_items")]
-    pub config_options: Vec<SessionConfigOption>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The session's config options, complete, with their current values.
+    #[derive(Default)]
+    pub struct ConfigOptionUpdate {
+        /// Every option; malformed entries are dropped.
+        pub config_options: Vec<SessionConfigOption> = "configOptions" (Items),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl ConfigOptionUpdate {
@@ -411,42 +333,27 @@ impl ConfigOptionUpdate {
         ConfigOptionUpdate {
             config_options,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(ConfigOptionUpdate { opt { meta: Meta } });
 
-/// A partial change to the session's metadata.
-///
-/// `title` and `updatedAt` are patches: absent (`None`) leaves the value as it
-/// was, `null` (`Some(None)`) clears it, a string (`Some(Some(…))`) replaces it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct SessionInfoUpdate {
-    /// The session's title, for people to read.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "double_option"
-    )]
-    pub title: Option<Option<String>>,
-    /// When the session was last active (ISO 8601).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "double_option"
-    )]
-    pub updated_at: Option<Option<String>>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// A partial change to the session's metadata.
+    ///
+    /// `title` and `updatedAt` are patches: absent (`None`) leaves the value as it
+    /// was, `null` (`Some(None)`) clears it, a string (`Some(Some(…))`) replaces it.
+    #[derive(Default)]
+    pub struct SessionInfoUpdate {
+        /// The session's title, for people to read.
+        pub title: Option<Option<String>> = "title" (Patch),
+        /// When the session was last active (ISO 8601).
+        pub updated_at: Option<Option<String>> = "updatedAt" (Patch),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl SessionInfoUpdate {
@@ -486,30 +393,18 @@ impl SessionInfoUpdate {
 
 setters!(SessionInfoUpdate { opt { meta: Meta } });
 
-/// How much of the context window is in use, and what the session has cost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct UsageUpdate {
-    /// Tokens currently in the context.
-    pub used: u64,
-    /// Size of the context window, in tokens.
-    pub size: u64,
-    /// What the session has cost so far.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "default_on_error"
-    )]
-    pub cost: Option<Cost>,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// How much of the context window is in use, and what the session has cost.
+    pub struct UsageUpdate {
+        /// Tokens currently in the context.
+        pub used: u64 = "used" (Req),
+        /// Size of the context window, in tokens.
+        pub size: u64 = "size" (Req),
+        /// What the session has cost so far.
+        pub cost: Option<Cost> = "cost" (Lenient),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl UsageUpdate {
@@ -520,29 +415,23 @@ impl UsageUpdate {
             size,
             cost: None,
             meta: None,
+            extra: Default::default(),
         }
     }
 }
 
 setters!(UsageUpdate { opt { cost: Cost, meta: Meta } });
 
-/// The total cost of a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Cost {
-    /// The amount so far.
-    pub amount: f64,
-    /// Its unit: an ISO 4217 code (`USD`) or something else (`credits`).
-    pub currency: String,
-    /// Extension metadata.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "meta"
-    )]
-    pub meta: Option<Meta>,
+wire_struct! {
+    /// The total cost of a session.
+    pub struct Cost {
+        /// The amount so far.
+        pub amount: f64 = "amount" (Req),
+        /// Its unit: an ISO 4217 code (`USD`) or something else (`credits`).
+        pub currency: String = "currency" (Req),
+        /// Extension metadata.
+        pub meta: Option<Meta> = "_meta" (MetaField),
+    }
 }
 
 impl Cost {
@@ -552,6 +441,7 @@ impl Cost {
             amount,
             currency: currency.into(),
             meta: None,
+            extra: Default::default(),
         }
     }
 }

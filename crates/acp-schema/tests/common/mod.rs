@@ -237,6 +237,106 @@ pub enum Lenient {
     Verbatim,
 }
 
+/// A JSON value that keeps the order of object members (the corpus compares
+/// outputs byte for byte, and `serde_json::Value` sorts keys).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Json {
+    Null,
+    Bool(bool),
+    Number(serde_json::Number),
+    String(String),
+    Array(Vec<Json>),
+    Object(Vec<(String, Json)>),
+}
+
+impl Json {
+    /// The members, if this is an object.
+    pub fn as_object(&self) -> Option<&Vec<(String, Json)>> {
+        match self {
+            Json::Object(members) => Some(members),
+            _ => None,
+        }
+    }
+}
+
+impl serde::Serialize for Json {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self {
+            Json::Null => s.serialize_unit(),
+            Json::Bool(b) => s.serialize_bool(*b),
+            Json::Number(n) => n.serialize(s),
+            Json::String(v) => s.serialize_str(v),
+            Json::Array(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Json::Object(members) => {
+                let mut map = s.serialize_map(Some(members.len()))?;
+                for (k, v) in members {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Json {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Json;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_unit<E>(self) -> Result<Json, E> {
+                Ok(Json::Null)
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Json, E> {
+                Ok(Json::Bool(b))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Json, E> {
+                Ok(Json::Number(n.into()))
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Json, E> {
+                Ok(Json::Number(n.into()))
+            }
+            fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<Json, E> {
+                serde_json::Number::from_f64(n)
+                    .map(Json::Number)
+                    .ok_or_else(|| E::custom("not a finite number"))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Json, E> {
+                Ok(Json::String(s.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Json::Array(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+                let mut members = Vec::new();
+                while let Some((k, v)) = map.next_entry()? {
+                    members.push((k, v));
+                }
+                Ok(Json::Object(members))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Compact JSON text of an ordered value.
+pub fn ordered_text(value: &Json) -> String {
+    serde_json::to_string(value).expect("JSON serialises")
+}
+
 /// One example of the corpus.
 #[derive(Debug, Clone)]
 pub struct Example {
@@ -252,10 +352,14 @@ pub struct Example {
     pub since: Option<SchemaFile>,
     /// How it relates to the schema.
     pub lenient: Lenient,
-    /// The input.
+    /// The input (keys sorted: for validation and lookups).
     pub value: Value,
     /// The output, when the types normalise the input.
     pub expect: Option<Value>,
+    /// The input with its members in the order written.
+    pub ordered: Json,
+    /// The output with its members in the order written.
+    pub ordered_expect: Option<Json>,
 }
 
 impl Example {
@@ -267,6 +371,16 @@ impl Example {
     /// What the types must write back.
     pub fn expected(&self) -> &Value {
         self.expect.as_ref().unwrap_or(&self.value)
+    }
+
+    /// The input as compact text, members in the order written.
+    pub fn input_text(&self) -> String {
+        ordered_text(&self.ordered)
+    }
+
+    /// What the types must write back, as compact text in the order written.
+    pub fn expected_text(&self) -> String {
+        ordered_text(self.ordered_expect.as_ref().unwrap_or(&self.ordered))
     }
 
     /// Whether this example is checked against `file`.
@@ -299,14 +413,24 @@ fn load_corpus() -> Vec<Example> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let entries = match read_json(path.clone()) {
-            Value::Array(entries) => entries,
-            _ => panic!("{file}: a corpus file is a JSON array"),
-        };
-        for (i, entry) in entries.into_iter().enumerate() {
-            let Value::Object(mut map) = entry else {
-                panic!("{file}[{i}]: an entry is an object");
+        let source = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        let raw_entries: Vec<BTreeMap<String, Box<RawValue>>> = serde_json::from_str(&source)
+            .unwrap_or_else(|e| panic!("{file}: a corpus file is an array of objects: {e}"));
+        for (i, raw_entry) in raw_entries.into_iter().enumerate() {
+            let ordered = |key: &str| -> Option<Json> {
+                raw_entry
+                    .get(key)
+                    .map(|raw| serde_json::from_str(raw.get()).expect("corpus values are JSON"))
             };
+            let (ordered_value, ordered_expect) = (ordered("value"), ordered("expect"));
+            let mut map: Map<String, Value> = raw_entry
+                .iter()
+                .map(|(k, raw)| {
+                    let v: Value = serde_json::from_str(raw.get()).expect("corpus values are JSON");
+                    (k.clone(), v)
+                })
+                .collect();
             let text = |map: &mut Map<String, Value>, key: &str| -> Option<String> {
                 map.remove(key).map(|v| match v {
                     Value::String(s) => s,
@@ -345,6 +469,8 @@ fn load_corpus() -> Vec<Example> {
                 lenient,
                 value,
                 expect,
+                ordered: ordered_value.expect("checked above: `value` is present"),
+                ordered_expect,
             });
         }
     }

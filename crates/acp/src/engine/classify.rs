@@ -1,10 +1,151 @@
 //! Parsing one incoming line into a request, notification or response
 //! without copying its params.
 
+use super::incoming::{IncomingTable, RequestState};
+use super::{Handler, HandlerFuture, declined, lock};
 use acp_schema::{Error, RequestId};
+use futures::future::BoxFuture;
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+/// What the fast path made of a line.
+pub(super) enum Fast<'a> {
+    /// A request, its params decoded into its handler's work.
+    Request(Arc<RequestState>, Cow<'a, str>, HandlerFuture),
+    /// A notification, its params decoded into its handler's work.
+    Notification(Cow<'a, str>, BoxFuture<'static, ()>),
+    /// Not for the fast path: classify the line the slow way.
+    Declined,
+}
+
+/// The fast path, in one pass over the line: when `jsonrpc` and `method`
+/// (and the `id` of a request) come before `params`, as every peer we know
+/// writes them, the params are decoded by the handler of `method` as the
+/// envelope is read. Anything else, an error included, is declined, and
+/// nothing decoded here has had an effect (the work is dropped unpolled).
+pub(super) fn classify_fast<'a, H: Handler>(
+    line: &'a [u8],
+    handler: &H,
+    running: &Mutex<IncomingTable>,
+) -> Fast<'a> {
+    let mut de = serde_json::Deserializer::from_slice(line);
+    let seed = EnvelopeSeed { handler, running };
+    match seed
+        .deserialize(&mut de)
+        .and_then(|fast| de.end().map(|()| fast))
+    {
+        Ok(fast) => fast,
+        Err(_) => Fast::Declined,
+    }
+}
+
+struct EnvelopeSeed<'h, H> {
+    handler: &'h H,
+    running: &'h Mutex<IncomingTable>,
+}
+
+impl<'de, H: Handler> DeserializeSeed<'de> for EnvelopeSeed<'_, H> {
+    type Value = Fast<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Fast<'de>, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, H: Handler> Visitor<'de> for EnvelopeSeed<'_, H> {
+    type Value = Fast<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC message")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fast<'de>, A::Error> {
+        let mut version = false;
+        let mut id: Option<RequestId> = None;
+        let mut method: Option<Cow<'de, str>> = None;
+        let mut fast = None;
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match &*key {
+                "jsonrpc" if !version => {
+                    let value: Cow<'de, str> = map.next_value()?;
+                    if value != "2.0" {
+                        return Err(declined());
+                    }
+                    version = true;
+                }
+                "id" if id.is_none() && fast.is_none() => id = Some(map.next_value()?),
+                "method" if method.is_none() => method = Some(map.next_value()?),
+                "params" if fast.is_none() => {
+                    let (true, Some(name)) = (version, method.as_deref()) else {
+                        return Err(declined());
+                    };
+                    fast = Some(match &id {
+                        Some(id) => {
+                            // A duplicate is refused before decoding (which
+                            // has effects for a prompt): the slow way does it.
+                            if lock(self.running).contains(id) {
+                                return Err(declined());
+                            }
+                            let request = Arc::new(RequestState::new(id.clone()));
+                            let work = map.next_value_seed(RequestSeed {
+                                handler: self.handler,
+                                method: name,
+                                request: &request,
+                            })?;
+                            Ok((request, work))
+                        }
+                        None => Err(map.next_value_seed(NotificationSeed {
+                            handler: self.handler,
+                            method: name,
+                        })?),
+                    });
+                }
+                "result" | "error" | "jsonrpc" | "id" | "method" | "params" => {
+                    return Err(declined());
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        match (method, fast) {
+            (Some(method), Some(Ok((request, work)))) => Ok(Fast::Request(request, method, work)),
+            (Some(method), Some(Err(work))) if id.is_none() => Ok(Fast::Notification(method, work)),
+            _ => Err(declined()),
+        }
+    }
+}
+
+struct RequestSeed<'h, H> {
+    handler: &'h H,
+    method: &'h str,
+    request: &'h Arc<RequestState>,
+}
+
+impl<'de, H: Handler> DeserializeSeed<'de> for RequestSeed<'_, H> {
+    type Value = HandlerFuture;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<HandlerFuture, D::Error> {
+        self.handler.prepare_request(self.method, d, self.request)
+    }
+}
+
+struct NotificationSeed<'h, H> {
+    handler: &'h H,
+    method: &'h str,
+}
+
+impl<'de, H: Handler> DeserializeSeed<'de> for NotificationSeed<'_, H> {
+    type Value = BoxFuture<'static, ()>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        self.handler.prepare_notification(self.method, d)
+    }
+}
 
 /// The envelope of any incoming message; params and results stay borrowed.
 #[derive(Deserialize)]

@@ -50,8 +50,12 @@ impl Dropped {
     /// A notification the handler refused with `err` (-32602 carrying the
     /// field path and message in `data`, or any other error).
     pub(crate) fn bad_notification(method: &str, err: &Error) -> Self {
-        let data = err.data.as_ref();
-        let field = |key: &str| data.and_then(|d| d.get(key)).and_then(|v| v.as_str());
+        let data = err.data.as_ref().map(|d| d.to_value());
+        let field = |key: &str| {
+            data.as_ref()
+                .and_then(|d| d.get(key))
+                .and_then(|v| v.as_str())
+        };
         let reason = match (field("path"), field("message")) {
             (Some(path), Some(message)) if !path.is_empty() && path != "." => {
                 format!("{path}: {message}")

@@ -28,7 +28,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, debug_span, warn};
 
-use super::classify::{Incoming, classify};
+use super::classify::{Fast, Incoming, classify, classify_fast};
 
 tokio::task_local! {
     /// Set while a notification handler of the connection with this id runs.
@@ -156,6 +156,13 @@ pub(super) struct IncomingTable {
     map: HashMap<RequestId, Arc<RequestState>>,
 }
 
+impl IncomingTable {
+    /// Whether a request with this id is still running.
+    pub(super) fn contains(&self, id: &RequestId) -> bool {
+        self.map.contains_key(id)
+    }
+}
+
 /// Aborts every running request at the close (already recorded, so none
 /// registers after this).
 pub(super) fn abort_all(shared: &Shared) {
@@ -222,21 +229,17 @@ enum Work {
 }
 
 /// Routes parsed lines from the reader to handlers, pending requests and the lane.
-pub(super) struct Router {
+pub(super) struct Router<H> {
     engine: Engine,
-    handler: Arc<dyn Handler>,
+    handler: Arc<H>,
     lane_tx: mpsc::UnboundedSender<(Job, Option<OwnedSemaphorePermit>)>,
     lane_permits: Arc<Semaphore>,
     on_dropped: Option<OnDropped>,
 }
 
-impl Router {
+impl<H: Handler> Router<H> {
     /// A router for `engine`, with its notification lane started.
-    pub(super) fn start(
-        engine: Engine,
-        handler: Arc<dyn Handler>,
-        options: &ConnectionOptions,
-    ) -> Router {
+    pub(super) fn start(engine: Engine, handler: Arc<H>, options: &ConnectionOptions) -> Router<H> {
         let (lane_tx, lane_rx) = mpsc::unbounded_channel();
         tokio::spawn(notification_lane(engine.clone(), lane_rx));
         Router {
@@ -253,6 +256,17 @@ impl Router {
     }
 
     pub(super) async fn route(&self, line: &[u8]) {
+        match classify_fast(line, &*self.handler, &self.shared().incoming) {
+            Fast::Request(request, method, work) => {
+                self.start_request(request, &method, work).await
+            }
+            Fast::Notification(method, work) => self.start_notification(&method, work).await,
+            Fast::Declined => self.route_slow(line).await,
+        }
+    }
+
+    /// The slow way: the envelope first, with the params as raw JSON.
+    async fn route_slow(&self, line: &[u8]) {
         match classify(line) {
             Incoming::Request(id, method, params) => self.on_request(id, &method, params).await,
             Incoming::Notification(method, params) => self.on_notification(&method, params).await,
@@ -319,6 +333,10 @@ impl Router {
                 return;
             }
         };
+        self.start_request(request, method, work).await;
+    }
+
+    async fn start_request(&self, request: Arc<RequestState>, method: &str, work: HandlerFuture) {
         let span = debug_span!("acp.request", %method, id = %request.id);
         let work = Box::pin(Handled {
             work: work.instrument(span),
@@ -331,16 +349,7 @@ impl Router {
             return self.on_cancel_request(params).await;
         }
         match self.handler.notification(method, params) {
-            Ok(work) => {
-                let span = debug_span!("acp.notification", %method);
-                // Without a subscriber for the span, no second box for it.
-                let work = if span.is_disabled() {
-                    work
-                } else {
-                    Box::pin(work.instrument(span))
-                };
-                self.schedule(Work::Notification(work)).await;
-            }
+            Ok(work) => self.start_notification(method, work).await,
             Err(err) if err.code == ErrorCode::METHOD_NOT_FOUND => {
                 debug!(%method, "ignoring unknown notification");
             }
@@ -349,6 +358,17 @@ impl Router {
                 self.report(Dropped::bad_notification(method, &err)).await;
             }
         }
+    }
+
+    async fn start_notification(&self, method: &str, work: BoxFuture<'static, ()>) {
+        let span = debug_span!("acp.notification", %method);
+        // Without a subscriber for the span, no second box for it.
+        let work = if span.is_disabled() {
+            work
+        } else {
+            Box::pin(work.instrument(span))
+        };
+        self.schedule(Work::Notification(work)).await;
     }
 
     /// `$/cancel_request`: aborts the request it names, if still running

@@ -246,7 +246,34 @@ impl ConnectionOptions {
 pub(crate) type HandlerFuture = BoxFuture<'static, Result<Box<RawValue>, Error>>;
 
 /// The side-specific part of a connection: turns incoming methods into work.
+///
+/// Each message is first offered to the fast path ([`prepare_request`],
+/// [`prepare_notification`]), which decodes the params straight from the line
+/// while the envelope is read, in the one pass; anything it declines (an
+/// error, an unusual field order, a method with effects at decode time) goes
+/// through [`request`]/[`notification`] with the params as raw JSON, which
+/// also give the exact error answers.
+///
+/// [`prepare_request`]: Handler::prepare_request
+/// [`prepare_notification`]: Handler::prepare_notification
+/// [`request`]: Handler::request
+/// [`notification`]: Handler::notification
 pub(crate) trait Handler: Send + Sync + 'static {
+    /// Decodes the params of request `method` from `params` and makes its
+    /// work, or fails (the line then goes the slow way). Must have no effect
+    /// that outlives the returned work.
+    fn prepare_request<'de, D: serde::Deserializer<'de>>(
+        &self,
+        method: &str,
+        params: D,
+        request: &Arc<RequestState>,
+    ) -> Result<HandlerFuture, D::Error>;
+    /// Like [`prepare_request`](Self::prepare_request), for a notification.
+    fn prepare_notification<'de, D: serde::Deserializer<'de>>(
+        &self,
+        method: &str,
+        params: D,
+    ) -> Result<BoxFuture<'static, ()>, D::Error>;
     /// Decodes an incoming request. `Err` is answered at once (unknown method,
     /// bad params); `Ok` is run concurrently with other requests. `request`
     /// is the request's own state, for its context.
@@ -275,6 +302,31 @@ where
         serde_json::value::to_raw_value(&value)
             .map_err(|e| Error::internal_error().data(format!("could not serialise result: {e}")))
     })
+}
+
+/// Decodes `T` from `params` only if they are a JSON object (serde would
+/// read an array into a struct by position), for the fast path.
+pub(crate) fn object<'de, T, D>(params: D) -> Result<T, D::Error>
+where
+    T: serde::Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+{
+    struct Object<T>(std::marker::PhantomData<T>);
+    impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Object<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    params.deserialize_map(Object(std::marker::PhantomData))
+}
+
+/// The fast path declines a message: it goes the slow way.
+pub(crate) fn declined<E: serde::de::Error>() -> E {
+    E::custom("declined by the fast path")
 }
 
 /// Runs a notification handler, logging its failure (the engine's span names
@@ -528,7 +580,7 @@ pub(crate) struct Unstarted {
 impl Unstarted {
     /// The I/O future: must be polled (spawned or awaited) for anything to
     /// happen; it ends when the connection closes.
-    pub(crate) fn run(self, transport: Transport, handler: Arc<dyn Handler>) -> crate::IoFuture {
+    pub(crate) fn run<H: Handler>(self, transport: Transport, handler: Arc<H>) -> crate::IoFuture {
         let (reader, writer) = transport.into_parts();
         // Dropping the I/O future, even unpolled, closes the connection: nothing
         // would read responses any more, so pending requests must not wait.
@@ -549,9 +601,9 @@ impl Drop for CloseOnDrop {
     }
 }
 
-async fn run(
+async fn run<H: Handler>(
     engine: Engine,
-    handler: Arc<dyn Handler>,
+    handler: Arc<H>,
     reader: BoxedReader,
     writer: crate::transport::BoxedWriter,
     options: ConnectionOptions,
@@ -594,9 +646,9 @@ async fn run(
 }
 
 /// Reads lines until the end of input, an error or a close, routing each.
-async fn read_loop(
+async fn read_loop<H: Handler>(
     engine: &Engine,
-    router: Router,
+    router: Router<H>,
     mut lines: LineReader<BoxedReader>,
     options: &ConnectionOptions,
 ) -> Result<(), ConnectionError> {

@@ -194,7 +194,17 @@ impl Outbox {
             match self.room.try_acquire_many(cost) {
                 Ok(permit) => permit.forget(),
                 Err(tokio::sync::TryAcquireError::Closed) => return Err(Refused::Closed),
-                Err(tokio::sync::TryAcquireError::NoPermits) => return Ok(Some(line.clone())),
+                Err(tokio::sync::TryAcquireError::NoPermits) => {
+                    // The line waits for room in a buffer of its own: a
+                    // large one (the scratch buffer would not be kept
+                    // anyway) is taken rather than copied.
+                    let waiting = if line.len() > BATCH {
+                        std::mem::take(line)
+                    } else {
+                        line.clone()
+                    };
+                    return Ok(Some(waiting));
+                }
             }
             self.append(closed, line, cost as usize)
                 .map_err(|()| Refused::Closed)?;

@@ -56,8 +56,7 @@ pub fn methods(shape: Shape, caps: &ClientCapabilities) -> Vec<AuthMethod> {
             let meta_flag = caps
                 .meta
                 .as_ref()
-                .and_then(|m| m.get("terminal-auth"))
-                .and_then(|v| v.as_bool())
+                .and_then(|m| m.get_as::<bool>("terminal-auth"))
                 == Some(true);
             if !caps.auth.terminal && !meta_flag {
                 return Vec::new();

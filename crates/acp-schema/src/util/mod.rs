@@ -1,9 +1,11 @@
-//! Serde helpers shared by every protocol area: the lenient-decoding hints of the
-//! official schema, tagged unions with a lossless fallback, string enums with an
-//! `Other` variant, identifier newtypes and builder setters.
+//! Serde helpers shared by every protocol area: decoding with field paths,
+//! string enums with an `Other` variant, identifier newtypes, builder setters,
+//! and (in [`wire`]) the object and union machinery.
 //!
-//! Everything here is crate-private plumbing except [`Meta`], [`DecodeError`],
-//! [`decode`] and [`decode_value`].
+//! Everything here is crate-private plumbing except [`DecodeError`], [`decode`],
+//! [`decode_value`] and [`OrderedMap`].
+
+pub(crate) mod wire;
 
 use serde::de::{DeserializeOwned, Deserializer, MapAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -12,8 +14,7 @@ use serde_json::Value;
 use std::fmt;
 use std::marker::PhantomData;
 
-/// The `_meta` extension object: opaque, kept exactly as received.
-pub type Meta = serde_json::Map<String, Value>;
+pub(crate) use wire::{PATH_MARK, strip_position, tagged_union, wire_struct};
 
 /// A value that failed to decode, with the JSON path of the offending field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,17 +65,6 @@ impl DecodeError {
     }
 }
 
-/// Marks an error message that carries the path inside a nested union.
-pub(crate) const PATH_MARK: &str = "\u{1}path:";
-
-/// serde_json appends ` at line L column C`; the field path says more, so drop it.
-fn strip_position(msg: &str) -> &str {
-    match msg.rfind(" at line ") {
-        Some(i) if msg[i..].contains(" column ") => &msg[..i],
-        _ => msg,
-    }
-}
-
 /// Decodes `T` from JSON text, naming the field path on failure.
 ///
 /// ```
@@ -103,183 +93,6 @@ pub fn decode<T: DeserializeOwned>(json: &str) -> Result<T, DecodeError> {
 pub fn decode_value<T: DeserializeOwned>(value: Value) -> Result<T, DecodeError> {
     serde_path_to_error::deserialize(value).map_err(DecodeError::from_tracked)
 }
-
-/// Decodes a nested value inside a hand-written `Deserialize`, keeping the inner
-/// field path in the error so [`decode`] can report the whole path.
-pub(crate) fn nested<T: DeserializeOwned, E: serde::de::Error>(value: Value) -> Result<T, E> {
-    serde_path_to_error::deserialize(value).map_err(|err| {
-        let path = err.path().to_string();
-        let message = err.into_inner().to_string();
-        // An already-marked message from deeper down carries its own path: extend it.
-        if let Some(rest) = message.strip_prefix(PATH_MARK) {
-            if let Some((inner, msg)) = rest.split_once('\t') {
-                let joined = match (path.as_str(), inner) {
-                    (".", i) => i.to_string(),
-                    (p, "") => p.to_string(),
-                    (p, i) if i.starts_with('[') => format!("{p}{i}"),
-                    (p, i) => format!("{p}.{i}"),
-                };
-                return E::custom(format_args!("{PATH_MARK}{joined}\t{msg}"));
-            }
-        }
-        let path = if path == "." { String::new() } else { path };
-        E::custom(format_args!("{PATH_MARK}{path}\t{message}"))
-    })
-}
-
-/// `x-deserialize-default-on-error`: a malformed value becomes the default.
-pub(crate) fn default_on_error<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: DeserializeOwned + Default,
-{
-    let value = Value::deserialize(d)?;
-    Ok(T::deserialize(value).unwrap_or_default())
-}
-
-/// `x-deserialize-skip-invalid-items` (with default-on-error): items that do not
-/// decode are dropped; a value that is not an array becomes empty.
-pub(crate) fn skip_invalid_items<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: DeserializeOwned,
-{
-    let value = Value::deserialize(d)?;
-    Ok(match value {
-        Value::Array(items) => items
-            .into_iter()
-            .filter_map(|item| T::deserialize(item).ok())
-            .collect(),
-        _ => Vec::new(),
-    })
-}
-
-/// Like [`skip_invalid_items`] for an optional list: `null` or garbage is `None`.
-pub(crate) fn skip_invalid_items_opt<'de, D, T>(d: D) -> Result<Option<Vec<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: DeserializeOwned,
-{
-    let value = Value::deserialize(d)?;
-    Ok(match value {
-        Value::Array(items) => Some(
-            items
-                .into_iter()
-                .filter_map(|item| T::deserialize(item).ok())
-                .collect(),
-        ),
-        _ => None,
-    })
-}
-
-/// `_meta`: any object is kept untouched; `null` or a non-object is dropped.
-pub(crate) fn meta<'de, D>(d: D) -> Result<Option<Meta>, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    Ok(match Option::<Value>::deserialize(d)? {
-        Some(Value::Object(map)) => Some(map),
-        _ => None,
-    })
-}
-
-/// Reads the string tag of a tagged union from an object.
-pub(crate) fn take_tag<E: serde::de::Error>(
-    map: &serde_json::Map<String, Value>,
-    tag: &'static str,
-) -> Result<Option<String>, E> {
-    match map.get(tag) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(E::custom(format_args!(
-            "{PATH_MARK}{tag}\texpected a string, found {}",
-            kind_of(other)
-        ))),
-    }
-}
-
-/// A short name for the JSON type of a value, for error messages.
-pub(crate) fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// Declares a union discriminated by a string field (`type`, `sessionUpdate`, …).
-///
-/// Known tags decode into their variant (errors name the inner field path);
-/// an unknown tag decodes into `Other(map)`, which re-encodes unchanged. With
-/// `default = Variant`, an object without the tag decodes into that variant and
-/// is written without a tag (the stdio MCP server, the agent auth method);
-/// `also "tag"` makes an explicit tag decode into the default variant too.
-macro_rules! tagged_union {
-    (
-        $(#[$attr:meta])*
-        pub enum $name:ident : tag $tag:literal {
-            $(
-                $(#[$vattr:meta])*
-                $wire:literal => $variant:ident $( ( $inner:ty ) )?
-            ),* $(,)?
-        }
-        $( default $(#[$dattr:meta])* $default:ident ( $dinner:ty ) $( also $alias:literal )? )?
-    ) => {
-        $(#[$attr])*
-        #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-        #[serde(tag = $tag)]
-        #[non_exhaustive]
-        pub enum $name {
-            $(
-                $(#[$vattr])*
-                #[serde(rename = $wire)]
-                $variant $( ($inner) )?,
-            )*
-            $(
-                $(#[$dattr])*
-                #[serde(untagged)]
-                $default($dinner),
-            )?
-            /// A variant this version does not know: the whole object, re-encoded unchanged.
-            #[serde(untagged)]
-            Other(::serde_json::Map<String, ::serde_json::Value>),
-        }
-
-        impl<'de> ::serde::Deserialize<'de> for $name {
-            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let map = <::serde_json::Map<String, ::serde_json::Value>>::deserialize(d)?;
-                let tag = $crate::util::take_tag::<D::Error>(&map, $tag)?;
-                match tag.as_deref() {
-                    $(
-                        Some($wire) => $crate::util::tagged_union!(@decode map, $name, $variant $( ($inner) )?),
-                    )*
-                    $($( Some($alias) )?)? | None => {
-                        $crate::util::tagged_union!(@default map, $name, $tag $(, $default)?)
-                    }
-                    Some(_) => Ok($name::Other(map)),
-                }
-            }
-        }
-    };
-    (@decode $map:ident, $name:ident, $variant:ident ($inner:ty)) => {
-        $crate::util::nested::<$inner, D::Error>(::serde_json::Value::Object($map)).map($name::$variant)
-    };
-    (@decode $map:ident, $name:ident, $variant:ident) => {{
-        let _ = $map;
-        Ok($name::$variant)
-    }};
-    (@default $map:ident, $name:ident, $tag:literal) => {{
-        let _ = $map;
-        Err(<D::Error as ::serde::de::Error>::missing_field($tag))
-    }};
-    (@default $map:ident, $name:ident, $tag:literal, $default:ident) => {
-        $crate::util::nested(::serde_json::Value::Object($map)).map($name::$default)
-    };
-}
-pub(crate) use tagged_union;
 
 /// Declares a string enum whose unknown values decode into `Other(String)` and
 /// re-encode unchanged. Implements `Display`, `as_str` and `From<&str>`.
@@ -348,6 +161,15 @@ macro_rules! string_enum {
                 d.deserialize_str(V)
             }
         }
+
+        impl $crate::util::wire::Tolerant for $name {
+            fn tolerant<'de, D: ::serde::Deserializer<'de>>(d: D) -> Result<Option<Self>, D::Error> {
+                Ok(match $crate::util::wire::Seen::read(d)? {
+                    $crate::util::wire::Seen::Str(s) => Some($name::from(&*s)),
+                    _ => None,
+                })
+            }
+        }
     };
 }
 pub(crate) use string_enum;
@@ -405,6 +227,15 @@ macro_rules! id_type {
         impl ::std::borrow::Borrow<str> for $name {
             fn borrow(&self) -> &str {
                 &self.0
+            }
+        }
+
+        impl $crate::util::wire::Tolerant for $name {
+            fn tolerant<'de, D: ::serde::Deserializer<'de>>(d: D) -> Result<Option<Self>, D::Error> {
+                Ok(match $crate::util::wire::Seen::read(d)? {
+                    $crate::util::wire::Seen::Str(s) => Some($name(::std::sync::Arc::from(&*s))),
+                    _ => None,
+                })
             }
         }
     };
@@ -561,30 +392,4 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for OrderedMap<V> {
         }
         d.deserialize_map(Vis(PhantomData))
     }
-}
-
-/// `x-deserialize-default-on-null`: an explicit `null` reads as the default; any
-/// other value must decode (a missing field is still an error unless the field
-/// also has `#[serde(default)]`).
-pub(crate) fn default_on_null<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de> + Default,
-{
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
-}
-
-/// `x-deserialize-default-on-error` for a field whose value is a JSON object (or
-/// `null`): like `default_on_error`, but an array also falls back to the default
-/// (serde would otherwise read an array positionally into a struct).
-pub(crate) fn object_default_on_error<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: DeserializeOwned + Default,
-{
-    let value = Value::deserialize(d)?;
-    if value.is_array() {
-        return Ok(T::default());
-    }
-    Ok(T::deserialize(value).unwrap_or_default())
 }

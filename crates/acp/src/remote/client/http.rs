@@ -1,0 +1,511 @@
+//! The Streamable HTTP profile's client.
+//!
+//! Messages go out one POST at a time, in the order the engine wrote them
+//! (as the official SDK's client does). The first must be `initialize`,
+//! whose answer comes back in the POST's body with the `Acp-Connection-Id`;
+//! then the connection's SSE stream is opened, and a session's stream as soon
+//! as its id is seen (in a response's `result.sessionId`, or before the first
+//! message that names it). Server requests that came on a session's stream
+//! are answered with that session's header. Cookies the server sets are
+//! sent back for the rest of the connection. When the engine ends its output
+//! the connection is deleted.
+
+use super::{ClientOptions, FromEngine, ToEngine, authority, engine_pipe, refused};
+use crate::codec::Frame;
+use crate::remote::message::{Kind, error_line, inspect};
+use crate::remote::{HEADER_CONNECTION_ID, HEADER_SESSION_ID};
+use crate::transport::Transport;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::{Method, Request, StatusCode};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use std::collections::{BTreeMap, HashMap};
+use std::io;
+use std::sync::{Arc, Mutex};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+type Https = hyper_rustls::HttpsConnector<HttpConnector>;
+
+/// Whether a session's stream is open.
+#[derive(Clone, Debug)]
+enum Ready {
+    Opening,
+    Open,
+    Failed(String),
+}
+
+struct Shared {
+    client: Client<Https, Full<Bytes>>,
+    uri: ::http::Uri,
+    headers: ::http::HeaderMap,
+    cookies: Mutex<BTreeMap<String, String>>,
+    connection_id: std::sync::OnceLock<String>,
+    /// Session id → its stream's state.
+    sessions: Mutex<HashMap<String, watch::Receiver<Ready>>>,
+    /// A server request's id → the session whose stream it came on.
+    answer_in: Mutex<HashMap<String, String>>,
+    to_engine: ToEngine,
+    max_message_size: usize,
+    closed: CancellationToken,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub(super) fn connect(uri: ::http::Uri, options: &ClientOptions) -> io::Result<Transport> {
+    let secure = uri.scheme_str() == Some("https");
+    authority(&uri, secure)?;
+    let tls = crate::remote::tls::client_config(&options.root_certificates, false)?;
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(Some(options.connect_timeout));
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    let client = Client::builder(hyper_util::rt::TokioExecutor::new()).build(https);
+    let (transport, to_engine, from_engine) = engine_pipe(options.max_message_size);
+    let shared = Arc::new(Shared {
+        client,
+        uri,
+        headers: options.header_map()?,
+        cookies: Mutex::new(BTreeMap::new()),
+        connection_id: std::sync::OnceLock::new(),
+        sessions: Mutex::new(HashMap::new()),
+        answer_in: Mutex::new(HashMap::new()),
+        to_engine,
+        max_message_size: options.max_message_size,
+        closed: CancellationToken::new(),
+    });
+    tokio::spawn(outgoing(shared, from_engine));
+    Ok(transport)
+}
+
+impl Shared {
+    fn request(&self, method: Method, session: Option<&str>) -> ::http::request::Builder {
+        let mut builder = Request::builder().method(method).uri(self.uri.clone());
+        for (name, value) in &self.headers {
+            builder = builder.header(name, value);
+        }
+        if let Some(id) = self.connection_id.get() {
+            builder = builder.header(HEADER_CONNECTION_ID, id);
+        }
+        if let Some(session) = session {
+            builder = builder.header(HEADER_SESSION_ID, session);
+        }
+        let cookies = lock(&self.cookies);
+        if !cookies.is_empty() {
+            let line: Vec<String> = cookies.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            builder = builder.header(::http::header::COOKIE, line.join("; "));
+        }
+        builder
+    }
+
+    async fn send(
+        &self,
+        request: Request<Full<Bytes>>,
+    ) -> io::Result<::http::Response<hyper::body::Incoming>> {
+        let response = self.client.request(request).await.map_err(|e| {
+            // The legacy client's own message ("client error (Connect)")
+            // hides the cause: name the whole chain.
+            let mut why = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                why.push_str(": ");
+                why.push_str(&cause.to_string());
+                source = cause.source();
+            }
+            io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                format!("HTTP request to {} failed: {why}", self.uri),
+            )
+        })?;
+        self.keep_cookies(response.headers());
+        Ok(response)
+    }
+
+    fn keep_cookies(&self, headers: &::http::HeaderMap) {
+        let mut cookies = lock(&self.cookies);
+        for value in headers.get_all(::http::header::SET_COOKIE) {
+            let Ok(text) = value.to_str() else { continue };
+            let pair = text.split(';').next().unwrap_or("");
+            if let Some((name, value)) = pair.split_once('=') {
+                cookies.insert(name.trim().to_owned(), value.trim().to_owned());
+            }
+        }
+    }
+
+    async fn post(
+        &self,
+        line: &[u8],
+        session: Option<&str>,
+    ) -> io::Result<(StatusCode, ::http::HeaderMap, Bytes)> {
+        let request = self
+            .request(Method::POST, session)
+            .header(::http::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::copy_from_slice(line)))
+            .map_err(io::Error::other)?;
+        let response = self.send(request).await?;
+        let (parts, body) = response.into_parts();
+        let body = Limited::new(body, self.max_message_size)
+            .collect()
+            .await
+            .map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("reading the answer: {e}"),
+                )
+            })?
+            .to_bytes();
+        Ok((parts.status, parts.headers, body))
+    }
+
+    /// Opens the stream of `session` if it is not open, and waits until it
+    /// is (its response headers came).
+    async fn session_stream(self: &Arc<Self>, session: &str) -> Result<(), String> {
+        let mut ready = {
+            let mut sessions = lock(&self.sessions);
+            match sessions.get(session) {
+                Some(ready) => ready.clone(),
+                None => {
+                    let (tx, rx) = watch::channel(Ready::Opening);
+                    sessions.insert(session.to_owned(), rx.clone());
+                    tokio::spawn(Arc::clone(self).read_stream(Some(session.to_owned()), tx));
+                    rx
+                }
+            }
+        };
+        loop {
+            match &*ready.borrow_and_update() {
+                Ready::Open => return Ok(()),
+                Ready::Failed(why) => return Err(why.clone()),
+                Ready::Opening => {}
+            }
+            if ready.changed().await.is_err() {
+                return Err(format!("the event stream of session {session} closed"));
+            }
+        }
+    }
+
+    /// Reads one SSE stream (the connection's, or a session's) until it ends.
+    async fn read_stream(self: Arc<Self>, session: Option<String>, ready: watch::Sender<Ready>) {
+        let outcome = tokio::select! {
+            outcome = self.stream_events(session.as_deref(), &ready) => outcome,
+            () = self.closed.cancelled() => Ok(()),
+        };
+        if let Some(session) = &session {
+            lock(&self.sessions).remove(session);
+        }
+        match outcome {
+            Err(why) if session.is_some() => {
+                let _ = ready.send(Ready::Failed(why.to_string()));
+            }
+            Err(why) => {
+                self.closed.cancel();
+                self.to_engine.fail(why).await;
+            }
+            Ok(()) if session.is_none() && !self.closed.is_cancelled() => {
+                self.closed.cancel();
+                self.to_engine
+                    .fail(io::Error::new(
+                        io::ErrorKind::ConnectionAborted,
+                        "the server closed the connection's event stream",
+                    ))
+                    .await;
+            }
+            Ok(()) => {}
+        }
+    }
+
+    async fn stream_events(
+        self: &Arc<Self>,
+        session: Option<&str>,
+        ready: &watch::Sender<Ready>,
+    ) -> io::Result<()> {
+        let request = self
+            .request(Method::GET, session)
+            .header(::http::header::ACCEPT, "text/event-stream")
+            .body(Full::new(Bytes::new()))
+            .map_err(io::Error::other)?;
+        let response = self.send(request).await?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = Limited::new(response.into_body(), 8 * 1024)
+                .collect()
+                .await
+                .map(|b| String::from_utf8_lossy(&b.to_bytes()).into_owned())
+                .unwrap_or_default();
+            return Err(refused(status, "the event stream", &body));
+        }
+        let _ = ready.send(Ready::Open);
+        let mut body = response.into_body();
+        let mut events = SseParser::new(self.max_message_size);
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::ConnectionAborted,
+                    format!("the event stream broke: {e}"),
+                )
+            })?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            for event in events.push(&data)? {
+                self.incoming(event, session).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// One message from a stream: note what routing needs, hand it over.
+    async fn incoming(self: &Arc<Self>, message: Vec<u8>, session: Option<&str>) {
+        if let Some(seen) = inspect(&message) {
+            if let Some(new_session) = &seen.result_session {
+                tokio::spawn(open_later(Arc::clone(self), new_session.clone()));
+            }
+            if let (Kind::Request, Some(id), Some(session)) = (seen.kind, &seen.id, session) {
+                lock(&self.answer_in).insert(id.clone(), session.to_owned());
+            }
+        }
+        self.to_engine.deliver(message).await;
+    }
+}
+
+/// Opens a session's stream in the background (a named future type breaks
+/// the cycle stream → message → stream).
+fn open_later(shared: Arc<Shared>, session: String) -> futures::future::BoxFuture<'static, ()> {
+    Box::pin(async move {
+        let _ = shared.session_stream(&session).await;
+    })
+}
+
+/// Sends what the engine writes, one POST at a time.
+async fn outgoing(shared: Arc<Shared>, mut from_engine: FromEngine) {
+    let result = tokio::select! {
+        result = send_all(&shared, &mut from_engine) => result,
+        () = shared.closed.cancelled() => Ok(()),
+    };
+    if let Err(error) = result {
+        shared.closed.cancel();
+        shared.to_engine.fail(error).await;
+    }
+    if shared.connection_id.get().is_some() {
+        let _ = delete(&shared).await;
+    }
+    shared.closed.cancel();
+}
+
+async fn delete(shared: &Shared) -> io::Result<()> {
+    let request = shared
+        .request(Method::DELETE, None)
+        .body(Full::new(Bytes::new()))
+        .map_err(io::Error::other)?;
+    shared.send(request).await.map(drop)
+}
+
+async fn send_all(shared: &Arc<Shared>, from_engine: &mut FromEngine) -> io::Result<()> {
+    let read_error = |e: io::Error| io::Error::new(e.kind(), format!("reading the engine: {e}"));
+    // The first message: initialize, answered in the POST's body.
+    let first = match from_engine.next_frame().await.map_err(read_error)? {
+        Some(Frame::Message(line)) => line.to_vec(),
+        Some(Frame::TooLong { size }) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("the first message is {size} bytes, over the limit"),
+            ));
+        }
+        None => return Ok(()),
+    };
+    let seen = inspect(&first);
+    let is_initialize = seen
+        .as_ref()
+        .is_some_and(|s| s.kind == Kind::Request && s.method.as_deref() == Some("initialize"));
+    if !is_initialize {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "over Streamable HTTP the first message must be the initialize request",
+        ));
+    }
+    let (status, headers, body) = shared.post(&first, None).await?;
+    if status != StatusCode::OK {
+        return Err(refused(
+            status,
+            "initialize",
+            &String::from_utf8_lossy(&body),
+        ));
+    }
+    let id = headers
+        .get(HEADER_CONNECTION_ID)
+        .and_then(|v| v.to_str().ok())
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the initialize answer has no Acp-Connection-Id header",
+            )
+        })?;
+    let _ = shared.connection_id.set(id.to_owned());
+    let (tx, _rx) = watch::channel(Ready::Opening);
+    tokio::spawn(Arc::clone(shared).read_stream(None, tx));
+    shared.to_engine.deliver(body.to_vec()).await;
+
+    loop {
+        let line = match from_engine.next_frame().await.map_err(read_error)? {
+            Some(Frame::Message(line)) => line.to_vec(),
+            Some(Frame::TooLong { .. }) => continue,
+            None => return Ok(()),
+        };
+        let seen = inspect(&line);
+        let session = seen.as_ref().and_then(|s| match s.kind {
+            Kind::Response => {
+                s.id.as_ref()
+                    .and_then(|id| lock(&shared.answer_in).remove(id))
+            }
+            _ => s.params_session.clone(),
+        });
+        let request_id = seen
+            .as_ref()
+            .filter(|s| s.kind == Kind::Request)
+            .and_then(|s| s.id.clone());
+        if let Some(session) = &session
+            && let Err(why) = shared.session_stream(session).await
+        {
+            if let Some(id) = &request_id {
+                let answer = error_line(Some(id), -32603, &why);
+                shared.to_engine.deliver(answer).await;
+            }
+            continue;
+        }
+        let (status, _, body) = shared.post(&line, session.as_deref()).await?;
+        if status.is_success() {
+            continue;
+        }
+        let body = String::from_utf8_lossy(&body);
+        let fatal = matches!(status.as_u16(), 401 | 403 | 404 | 410);
+        match &request_id {
+            Some(id) if !fatal => {
+                let why = format!(
+                    "the server refused the request with HTTP {status}: {}",
+                    body.trim()
+                );
+                shared
+                    .to_engine
+                    .deliver(error_line(Some(id), -32603, &why))
+                    .await;
+            }
+            _ => return Err(refused(status, "a message", &body)),
+        }
+    }
+}
+
+/// Splits an SSE body into the data of its events.
+struct SseParser {
+    line: Vec<u8>,
+    data: Vec<u8>,
+    has_data: bool,
+    max: usize,
+    /// The last byte was a `\r`, so a `\n` right after it ends nothing more.
+    after_cr: bool,
+}
+
+impl SseParser {
+    fn new(max: usize) -> Self {
+        SseParser {
+            line: Vec::new(),
+            data: Vec::new(),
+            has_data: false,
+            max,
+            after_cr: false,
+        }
+    }
+
+    /// Feeds bytes; returns the events they completed.
+    fn push(&mut self, bytes: &[u8]) -> io::Result<Vec<Vec<u8>>> {
+        let mut events = Vec::new();
+        for &byte in bytes {
+            if byte == b'\n' && self.after_cr {
+                self.after_cr = false;
+                continue;
+            }
+            self.after_cr = byte == b'\r';
+            if byte == b'\n' || byte == b'\r' {
+                let line = std::mem::take(&mut self.line);
+                if let Some(event) = self.end_line(&line) {
+                    events.push(event);
+                }
+                continue;
+            }
+            if self.line.len() + self.data.len() > self.max + 16 {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("an event of the server is over {} bytes", self.max),
+                ));
+            }
+            self.line.push(byte);
+        }
+        Ok(events)
+    }
+
+    fn end_line(&mut self, line: &[u8]) -> Option<Vec<u8>> {
+        let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        if line.is_empty() {
+            if !self.has_data {
+                return None;
+            }
+            self.has_data = false;
+            return Some(std::mem::take(&mut self.data));
+        }
+        let (field, value) = match line.iter().position(|&b| b == b':') {
+            Some(at) => (&line[..at], &line[at + 1..]),
+            None => (line, &[][..]),
+        };
+        if field != b"data" {
+            return None;
+        }
+        let value = value.strip_prefix(b" ").unwrap_or(value);
+        if self.has_data {
+            self.data.push(b'\n');
+        }
+        self.data.extend_from_slice(value);
+        self.has_data = true;
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SseParser;
+
+    #[test]
+    fn sse_events_split_anywhere_with_any_line_ending() {
+        let text = b": keep-alive\n\ndata: {\"a\":1}\n\ndata:{\"b\":2}\r\n\r\nevent: x\rdata: one\rdata: two\r\r";
+        for split in 0..text.len() {
+            let mut parser = SseParser::new(1024);
+            let mut events = parser.push(&text[..split]).unwrap();
+            events.extend(parser.push(&text[split..]).unwrap());
+            assert_eq!(
+                events,
+                vec![
+                    b"{\"a\":1}".to_vec(),
+                    b"{\"b\":2}".to_vec(),
+                    b"one\ntwo".to_vec()
+                ],
+                "split at {split}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_event_over_the_limit_is_an_error() {
+        let mut parser = SseParser::new(8);
+        assert!(
+            parser
+                .push(b"data: 0123456789012345678901234567890\n\n")
+                .is_err()
+        );
+    }
+}
