@@ -127,7 +127,18 @@ pub struct Config {
     /// The models to offer, from the config file's `models` (empty: the
     /// well-known models of the configured hosted providers).
     pub models: Vec<ModelRef>,
+    /// Most retries of a model call that failed in a transient way (see
+    /// [`crate::llm::retry`]).
+    pub max_retries: u32,
+    /// The share of `context_window`, in percent, at which older turns are
+    /// summarised automatically (0: never).
+    pub compact_at_percent: u64,
 }
+
+/// Default number of retries of a model call.
+pub const DEFAULT_MAX_RETRIES: u32 = 4;
+/// Default share of the context window at which older turns are compacted.
+pub const DEFAULT_COMPACT_AT_PERCENT: u64 = 80;
 
 fn non_empty(v: Option<String>) -> Option<String> {
     v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
@@ -227,6 +238,13 @@ impl Config {
                 .filter(|n| *n > 0)
                 .unwrap_or(default)
         };
+        // Zero is a value here (retries off, compaction off).
+        let count = |k: &str, default: u64, max: u64| {
+            get(k)
+                .and_then(|v| v.parse::<u64>().ok())
+                .filter(|n| *n <= max)
+                .unwrap_or(default)
+        };
         Config {
             openai,
             anthropic,
@@ -241,6 +259,12 @@ impl Config {
             request_timeout_secs: number("ACP_AGENT_REQUEST_TIMEOUT_SECS", 300),
             thinking_budget: Some(number("ACP_AGENT_THINKING_BUDGET", 0)).filter(|b| *b > 0),
             models: file.map(|f| f.models().to_vec()).unwrap_or_default(),
+            max_retries: count("ACP_AGENT_MAX_RETRIES", u64::from(DEFAULT_MAX_RETRIES), 100) as u32,
+            compact_at_percent: count(
+                "ACP_AGENT_COMPACT_AT_PERCENT",
+                DEFAULT_COMPACT_AT_PERCENT,
+                100,
+            ),
         }
     }
 
@@ -419,6 +443,28 @@ base_url = "http://localhost:11434/v1"
         assert_eq!(c.thinking_budget, Some(2048));
         assert_eq!(c.max_output_tokens, 16_000);
         assert_eq!(c.request_timeout_secs, 300);
+        assert_eq!(c.max_retries, DEFAULT_MAX_RETRIES);
+        assert_eq!(c.compact_at_percent, DEFAULT_COMPACT_AT_PERCENT);
+    }
+
+    #[test]
+    fn retries_and_compaction_take_zero() {
+        let c = cfg(&[
+            ("ACP_AGENT_MAX_RETRIES", "0"),
+            ("ACP_AGENT_COMPACT_AT_PERCENT", "0"),
+        ]);
+        assert_eq!((c.max_retries, c.compact_at_percent), (0, 0));
+        let c = with_file(&[], "max_retries = 2\ncompact_at_percent = 50\n");
+        assert_eq!((c.max_retries, c.compact_at_percent), (2, 50));
+        // Out of range in the environment: the default.
+        let c = cfg(&[("ACP_AGENT_COMPACT_AT_PERCENT", "150")]);
+        assert_eq!(c.compact_at_percent, DEFAULT_COMPACT_AT_PERCENT);
+        let e = ConfigFile::parse(
+            std::path::Path::new("/c.toml"),
+            "compact_at_percent = 101\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("at most 100"), "{e}");
     }
 
     #[test]

@@ -17,9 +17,17 @@
 //! commands `/compact` and `/init` are offered through
 //! `available_commands_update`.
 //!
-//! Sessions are stored in SQLite (see [`store`]) so that clients can list,
-//! load (with the history replayed), resume, close and delete them across
-//! restarts.
+//! Sessions are stored in SQLite (see [`store`]) as they happen, so that
+//! clients can list, load (with the history replayed), resume, close and
+//! delete them across restarts and crashes, and two agent processes can
+//! share one data directory. A damaged store is reported to the client, not
+//! hidden.
+//!
+//! The system prompt carries the project's instructions (`AGENTS.md`, else
+//! `CLAUDE.md`), the environment and a git summary; transient model failures
+//! are retried (see [`llm::retry`]) and permanent ones end the prompt with a
+//! JSON-RPC error; the conversation is compacted automatically when it
+//! fills the context window.
 //!
 //! The model is configured by environment variables and a TOML config file,
 //! see [`config`]. The model client speaks OpenAI-compatible Chat Completions and the Anthropic
@@ -29,7 +37,7 @@
 //! ```no_run
 //! # async fn run() -> Result<(), acp::ConnectionError> {
 //! let config = acp_agent::config::Config::from_env();
-//! let store = acp_agent::store::Store::in_memory().expect("sqlite");
+//! let store = acp_agent::store::Store::in_memory();
 //! acp_agent::serve(acp::Transport::stdio(), config, store).await
 //! # }
 //! ```
@@ -44,8 +52,6 @@ pub mod tools;
 
 pub use agent::{CodingAgent, Mode};
 
-use std::sync::Arc;
-
 /// Connects the agent to a client over `transport`, keeping sessions in
 /// `store`. Returns the connection and its I/O future, which must be awaited
 /// or spawned; it ends when the client goes away.
@@ -55,9 +61,19 @@ pub fn connect(
     config: config::Config,
     store: store::Store,
 ) -> (acp::AgentSideConnection, acp::IoFuture) {
-    let store = Arc::new(store);
+    let dropped = tools::DroppedAnswers::new(options.max_message_size);
+    let seen = dropped.clone();
+    let before = options.on_dropped.clone();
+    let options = options.on_dropped(move |d| {
+        if matches!(d, acp::Dropped::TooLong { .. }) {
+            seen.record();
+        }
+        if let Some(before) = &before {
+            before(d);
+        }
+    });
     acp::AgentSideConnection::new(transport, options, |conn| {
-        CodingAgent::new(conn, config, store)
+        CodingAgent::new(conn, config, store, dropped)
     })
 }
 

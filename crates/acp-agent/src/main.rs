@@ -6,9 +6,16 @@ use std::process::ExitCode;
 const USAGE: &str = "acp-agent: a coding agent speaking the Agent Client Protocol over stdio.
 
 Usage: acp-agent [--config PATH] [--data-dir DIR] [--help] [--version]
+       acp-agent [--data-dir DIR] --check-store | --recover-store
 
 Start it from an ACP client (an editor). Sessions are stored in DIR (default: the
-user's data directory, e.g. ~/.local/share/acp-agent).
+user's data directory, e.g. ~/.local/share/acp-agent), in sessions.sqlite3.
+
+  --check-store    check the session store thoroughly, print what was found and exit
+                   (0: sound, 1: damaged)
+  --recover-store  move the session store aside (it is kept, as a backup) and start a
+                   fresh one holding every session that can still be read; run it while
+                   no acp-agent uses DIR
 
 Settings come from a TOML config file and from the environment, which overrides
 the file. The file is PATH, by default {default}
@@ -28,6 +35,10 @@ the file. The file is PATH, by default {default}
   images                ACP_AGENT_IMAGES                true or false (1 or 0): send images in prompts to the model
   context_window        ACP_AGENT_CONTEXT_WINDOW        context size reported to the client (default 128000)
   request_timeout_secs  ACP_AGENT_REQUEST_TIMEOUT_SECS  give up on a silent model after this long (default 300)
+  max_retries           ACP_AGENT_MAX_RETRIES           retries of a model call that failed in a passing way
+                                                        (429, 5xx, a broken stream; default 4, 0: none)
+  compact_at_percent    ACP_AGENT_COMPACT_AT_PERCENT    summarise older turns when the conversation takes this
+                                                        share of context_window (default 80, 0: never)
 
 Example config.toml (keep a file holding API keys readable by you alone):
   model = \"openai:qwen3:8b\"
@@ -57,11 +68,44 @@ fn readable_by_others(path: &std::path::Path) -> bool {
     }
 }
 
+/// What the command line asks for besides serving.
+#[derive(PartialEq)]
+enum StoreCommand {
+    Check,
+    Recover,
+}
+
+/// Runs `--check-store` or `--recover-store` on the store in `dir`.
+fn store_command(command: StoreCommand, dir: &std::path::Path) -> ExitCode {
+    match command {
+        StoreCommand::Check => {
+            let report = acp_agent::store::recover::check(dir);
+            println!("{report}");
+            if report.is_ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        StoreCommand::Recover => match acp_agent::store::recover::recover(dir) {
+            Ok(report) => {
+                println!("{report}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("acp-agent: {e}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
 fn main() -> ExitCode {
     // A terminal's supervisor is this program started again; it never returns.
     acp_host::supervise_if_requested();
     let mut data_dir: Option<PathBuf> = None;
     let mut config_path: Option<PathBuf> = None;
+    let mut store_cmd: Option<StoreCommand> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let (name, inline) = match arg.split_once('=') {
@@ -76,6 +120,21 @@ fn main() -> ExitCode {
             "-V" | "--version" if inline.is_none() => {
                 println!("acp-agent {}", env!("CARGO_PKG_VERSION"));
                 return ExitCode::SUCCESS;
+            }
+            "--check-store" | "--recover-store" if inline.is_none() => {
+                let cmd = if name == "--check-store" {
+                    StoreCommand::Check
+                } else {
+                    StoreCommand::Recover
+                };
+                if store_cmd.as_ref().is_some_and(|c| *c != cmd) {
+                    eprintln!(
+                        "acp-agent: --check-store and --recover-store go alone\n\n{}",
+                        usage()
+                    );
+                    return ExitCode::from(2);
+                }
+                store_cmd = Some(cmd);
             }
             "--data-dir" | "--config" => {
                 let Some(value) = inline.or_else(|| args.next()).filter(|v| !v.is_empty()) else {
@@ -98,6 +157,16 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         }
+    }
+    let data_dir = data_dir.or_else(|| {
+        directories::ProjectDirs::from("", "", "acp-agent").map(|d| d.data_dir().to_path_buf())
+    });
+    if let Some(cmd) = store_cmd {
+        let Some(dir) = data_dir else {
+            eprintln!("acp-agent: no data directory (set HOME or pass --data-dir)");
+            return ExitCode::from(2);
+        };
+        return store_command(cmd, &dir);
     }
     // A file named on the command line must exist; the default one may not.
     let (config_path, required) = match config_path {
@@ -124,25 +193,15 @@ fn main() -> ExitCode {
             file.path().display()
         );
     }
-    let data_dir = data_dir.or_else(|| {
-        directories::ProjectDirs::from("", "", "acp-agent").map(|d| d.data_dir().to_path_buf())
-    });
-    let store = match data_dir.as_deref().map(acp_agent::store::Store::open) {
-        Some(Ok(store)) => store,
-        other => {
-            match other {
-                Some(Err(e)) => eprintln!("acp-agent: {e}; sessions will not be kept"),
-                _ => eprintln!(
-                    "acp-agent: no data directory (set HOME or pass --data-dir); sessions will not be kept"
-                ),
-            }
-            match acp_agent::store::Store::in_memory() {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("acp-agent: {e}");
-                    return ExitCode::FAILURE;
-                }
-            }
+    // The store is opened and checked on a thread of its own; a problem is
+    // also the answer to every request that needs the store.
+    let store = match data_dir.as_deref() {
+        Some(dir) => acp_agent::store::Store::open(dir),
+        None => {
+            eprintln!(
+                "acp-agent: no data directory (set HOME or pass --data-dir); sessions are kept in memory only"
+            );
+            acp_agent::store::Store::in_memory()
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -159,7 +218,18 @@ fn main() -> ExitCode {
     if let Err(msg) = &config.model {
         eprintln!("acp-agent: {msg}");
     }
+    let checked = store.clone();
+    runtime.spawn(async move {
+        if let Err(e) = checked.health().await {
+            eprintln!("acp-agent: {e} {}", e.advice());
+        }
+    });
+    let kept = store.clone();
     let result = runtime.block_on(acp_agent::serve(acp::Transport::stdio(), config, store));
+    // Closed cleanly, the store folds its log into its file.
+    runtime.block_on(async {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), kept.close()).await;
+    });
     let code = match result {
         Ok(()) => 0,
         Err(e) => {

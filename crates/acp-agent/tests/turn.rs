@@ -1,7 +1,7 @@
 //! Prompt turns end to end: the built `acp-agent` binary, driven through the
 //! runtime's `ClientSideConnection`, against a scripted mock model server on
-//! 127.0.0.1. Tools through the client and local fallbacks, model failures,
-//! limits, and prompt content.
+//! 127.0.0.1. Tools through the client and local fallbacks, bad tool calls,
+//! limits, and prompt content (model failures are in `failures.rs`).
 
 mod support;
 
@@ -187,15 +187,9 @@ async fn turn_with_local_fallbacks() {
 }
 
 #[tokio::test]
-async fn model_failures_end_the_turn_cleanly() {
+async fn a_tool_call_with_bad_arguments_fails_and_the_turn_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let mock = MockLlm::start(vec![
-        Reply::Status(
-            500,
-            r#"{"error":{"message":"the GPUs are on fire"}}"#.into(),
-        ),
-        Reply::Sse(vec![text("partial"), "data: {this is not json\n\n".into()]),
-        Reply::Sse(vec![text("cut off")]),
         // A tool call whose arguments are not JSON, then a recovery.
         Reply::Sse({
             let mut v = tool_call(0, "bad", "read_file", r#"{"path": "x"#, 2);
@@ -209,30 +203,6 @@ async fn model_failures_end_the_turn_cleanly() {
     let r = start_agent(&env, TestClient::new("allow_once")).await;
     let sid = open_session(&r, caps(true, true), dir.path()).await;
     let rec = r.client.rec.clone();
-
-    assert_eq!(r.prompt(&sid, "one").await, StopReason::EndTurn);
-    assert!(
-        rec.message_text()
-            .contains("HTTP 500: the GPUs are on fire"),
-        "{}",
-        rec.message_text()
-    );
-
-    assert_eq!(r.prompt(&sid, "two").await, StopReason::EndTurn);
-    assert!(
-        rec.message_text().contains("malformed response"),
-        "{}",
-        rec.message_text()
-    );
-
-    assert_eq!(r.prompt(&sid, "three").await, StopReason::EndTurn);
-    assert!(
-        rec.message_text()
-            .contains("stream ended before the response was complete"),
-        "{}",
-        rec.message_text()
-    );
-
     assert_eq!(r.prompt(&sid, "four").await, StopReason::EndTurn);
     let calls = rec.final_tool_calls();
     assert_eq!(calls.len(), 1);

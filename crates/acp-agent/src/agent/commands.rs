@@ -1,17 +1,16 @@
 //! Slash commands: offered to the client in `available_commands_update`, and
 //! recognised at the start of a prompt. `/compact` replaces the conversation
-//! with a summary written by the model; `/init` has the agent write
-//! `AGENTS.md`.
+//! with a summary written by the model (see `compaction`); `/init` has the
+//! agent write `AGENTS.md`.
 //!
 //! A new session's commands must reach the client after the `session/new`
 //! response (before it, the client does not know the session): they are sent
 //! by work registered with [`acp::AgentSideConnection::after_response`], which
 //! the runtime runs once that response is queued.
 
-use super::{CodingAgent, Session};
-use crate::llm::{Message, ModelEvent};
+use super::CodingAgent;
+use acp::RequestContext;
 use acp::schema::*;
-use acp::{CancellationToken, RequestContext};
 
 /// A slash command typed at the start of a prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,87 +88,6 @@ impl CodingAgent {
             // A failure means the client went away.
             let _ = conn.session_notification(notification).await;
         });
-    }
-
-    /// `/compact`: replaces the conversation with a summary written by the model.
-    pub(super) async fn compact(
-        &self,
-        session_id: &SessionId,
-        session: &Session,
-        history: &mut Vec<Message>,
-        cancel: &CancellationToken,
-        extra: &str,
-    ) -> StopReason {
-        if history.is_empty() {
-            self.notify(
-                session_id,
-                SessionUpdate::agent_message("There is nothing to compact yet."),
-            )
-            .await;
-            return StopReason::EndTurn;
-        }
-        let also = if extra.is_empty() {
-            String::new()
-        } else {
-            format!(" Also: {extra}")
-        };
-        let request = Message::user(format!(
-            "Do not call any tools now. Summarise our conversation so far so that the work can \
-             continue from the summary alone: the user's goals and requests, decisions made, files \
-             read or changed and their current state, commands run and their results, and what \
-             remains to do. Be complete but concise.{also}"
-        ));
-        let mut stream = match self
-            .start_call(
-                session_id,
-                session,
-                history,
-                Some(request),
-                cancel,
-                "could not compact: ",
-            )
-            .await
-        {
-            Ok(s) => s,
-            Err(stop) => return stop,
-        };
-        let mut summary = String::new();
-        loop {
-            let events = tokio::select! {
-                e = stream.next_events() => e,
-                _ = cancel.cancelled() => return StopReason::Cancelled,
-            };
-            match events {
-                Ok(events) if events.is_empty() => break,
-                Ok(events) => {
-                    for ev in events {
-                        if let ModelEvent::Text(t) = ev {
-                            summary.push_str(&t);
-                            self.notify(session_id, SessionUpdate::agent_message(t))
-                                .await;
-                        }
-                    }
-                }
-                Err(e) => {
-                    self.report_error(session_id, &format!("could not compact: {e}"))
-                        .await;
-                    return StopReason::EndTurn;
-                }
-            }
-        }
-        if summary.trim().is_empty() {
-            self.report_error(
-                session_id,
-                "the model returned an empty summary; the conversation was kept",
-            )
-            .await;
-            return StopReason::EndTurn;
-        }
-        *history = vec![
-            Message::user(format!("Summary of our earlier conversation:\n\n{summary}")),
-            Message::assistant("Understood. I will continue from this summary."),
-        ];
-        StopReason::EndTurn
     }
 }
 

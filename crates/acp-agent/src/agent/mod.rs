@@ -6,13 +6,22 @@
 //! - `sessions`: creating, loading, resuming, listing, closing and deleting
 //!   sessions, and the journal of updates kept for replay;
 //! - `settings`: modes and config options;
-//! - `turn`: the prompt turn loop that alternates model calls and tool calls;
-//! - `tool_calls` and `permissions`: running one tool call, with its
-//!   reporting and the user's permission;
-//! - `commands`: the slash commands `/compact` and `/init`.
+//! - `turn`: the prompt turn loop that alternates model calls and tool calls,
+//!   storing each message as it completes;
+//! - `model_call`: one model call, streamed to the client, with retries;
+//! - `context`: the system prompt (project instructions, environment, git);
+//! - `compaction`: `/compact`, and summarising older turns automatically
+//!   when the context fills up;
+//! - `tool_calls`, `permissions` and `scope`: running one tool call, with its
+//!   reporting and the user's permission, and what an "always" answer covers;
+//! - `commands`: the slash commands and their announcement.
 
 mod commands;
+mod compaction;
+mod context;
+mod model_call;
 mod permissions;
+mod scope;
 mod sessions;
 mod settings;
 mod tool_calls;
@@ -23,7 +32,7 @@ pub use settings::Mode;
 use crate::config::Config;
 use crate::llm::{LlmClient, Message};
 use crate::mcp::McpServers;
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use acp::schema::*;
 use acp::{Agent, AgentSideConnection, CancellationToken, RequestContext};
 use serde_json::json;
@@ -37,6 +46,8 @@ use std::time::Duration;
 /// An open session.
 struct Session {
     cwd: PathBuf,
+    /// More workspace roots the client named.
+    additional_dirs: Vec<PathBuf>,
     /// The agent's own files and terminals in `cwd` (when the client
     /// offers none).
     local: Arc<crate::tools::Local>,
@@ -50,13 +61,30 @@ struct Session {
     /// MCP connection failures not yet shown to the user.
     mcp_errors: Mutex<Vec<String>>,
     /// The conversation; locked for the whole of a turn.
-    history: tokio::sync::Mutex<Vec<Message>>,
+    history: tokio::sync::Mutex<Conversation>,
     /// What the model calls cost so far, in US dollars, when the provider
     /// reports costs (since the session was opened in this process).
     cost: Mutex<Option<f64>>,
     /// The cancellation of the running turn, from its request's context, so
     /// that closing or deleting the session stops it.
     turn: Mutex<Option<CancellationToken>>,
+    /// What the system prompt says about the machine and the project
+    /// (gathered at the session's first turn).
+    environment: tokio::sync::OnceCell<String>,
+}
+
+/// A session's conversation with the model, as this process holds it.
+struct Conversation {
+    /// The messages the model is sent (after the system prompt).
+    messages: Vec<Message>,
+    /// The store's write count of the session when this process last wrote
+    /// or read it.
+    version: i64,
+    /// Whether another process wrote to the session since: the conversation
+    /// is read again from the store before the next turn.
+    stale: bool,
+    /// How many tokens the conversation took at the last model call.
+    context_tokens: Option<u64>,
 }
 
 impl Session {
@@ -79,7 +107,10 @@ pub struct CodingAgent {
     client_caps: Mutex<ClientCapabilities>,
     sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
     counter: AtomicU64,
-    store: Arc<Store>,
+    store: Store,
+    /// The client's over-long lines, which tools waiting for an answer
+    /// watch.
+    dropped: crate::tools::DroppedAnswers,
 }
 
 /// The id of the one authentication method: configuration by environment
@@ -100,15 +131,25 @@ fn session_not_found(id: &SessionId) -> Error {
     Error::resource_not_found(None).data(json!({"sessionId": id.as_str()}))
 }
 
-/// `internal_error` carrying a store (or other) failure.
+/// `internal_error` carrying a failure.
 fn internal(e: impl std::fmt::Display) -> Error {
     Error::internal_error().data(json!(e.to_string()))
+}
+
+/// A store failure as the client sees it (see [`StoreError::to_rpc`]).
+fn store_error(e: StoreError) -> Error {
+    e.to_rpc()
 }
 
 impl CodingAgent {
     /// An agent that calls the client through `conn` and keeps sessions in
     /// `store`.
-    pub(crate) fn new(conn: AgentSideConnection, config: Config, store: Arc<Store>) -> Self {
+    pub(crate) fn new(
+        conn: AgentSideConnection,
+        config: Config,
+        store: Store,
+        dropped: crate::tools::DroppedAnswers,
+    ) -> Self {
         let llm = LlmClient::new(
             Duration::from_secs(config.request_timeout_secs),
             config.max_output_tokens,
@@ -122,6 +163,7 @@ impl CodingAgent {
             sessions: Mutex::new(HashMap::new()),
             counter: AtomicU64::new(0),
             store,
+            dropped,
         }
     }
 
@@ -205,6 +247,7 @@ impl Agent for CodingAgent {
                     )
                     .session_capabilities(
                         SessionCapabilities::new()
+                            .additional_directories(SessionAdditionalDirectoriesCapabilities::new())
                             .list(SessionListCapabilities::new())
                             .resume(SessionResumeCapabilities::new())
                             .close(SessionCloseCapabilities::new())
@@ -263,7 +306,7 @@ impl Agent for CodingAgent {
         args: ListSessionsRequest,
         _cx: RequestContext<AgentSide>,
     ) -> Result<ListSessionsResponse, Error> {
-        self.list_stored_sessions(args)
+        self.list_stored_sessions(args).await
     }
 
     async fn close_session(
@@ -271,7 +314,7 @@ impl Agent for CodingAgent {
         args: CloseSessionRequest,
         _cx: RequestContext<AgentSide>,
     ) -> Result<CloseSessionResponse, Error> {
-        self.close_open_session(args)
+        self.close_open_session(args).await
     }
 
     async fn delete_session(
@@ -279,7 +322,7 @@ impl Agent for CodingAgent {
         args: DeleteSessionRequest,
         _cx: RequestContext<AgentSide>,
     ) -> Result<DeleteSessionResponse, Error> {
-        self.delete_stored_session(args)
+        self.delete_stored_session(args).await
     }
 
     async fn set_session_mode(

@@ -3,9 +3,10 @@
 //! turn's updates, stored so that loading a session can replay it.
 
 use super::settings::{Mode, Settings};
-use super::{CodingAgent, Session, internal, invalid_params, lock, session_not_found};
+use super::{
+    CodingAgent, Conversation, Session, invalid_params, lock, session_not_found, store_error,
+};
 use crate::config::ModelRef;
-use crate::llm::Message;
 use crate::mcp::McpServers;
 use crate::store::{StoredSession, now_ms, rfc3339};
 use acp::RequestContext;
@@ -18,28 +19,29 @@ impl Session {
     /// be shown at the first prompt).
     async fn open(
         cwd: PathBuf,
+        additional_dirs: Vec<PathBuf>,
         settings: Settings,
         title: Option<String>,
-        history: Vec<Message>,
+        conversation: Conversation,
         mcp_servers: &[McpServer],
     ) -> Arc<Session> {
         let (mcp, mcp_errors) = McpServers::connect(mcp_servers, &cwd).await;
         Arc::new(Session {
             mcp,
             mcp_errors: Mutex::new(mcp_errors),
-            local: Arc::new(crate::tools::Local::new(&cwd)),
+            local: Arc::new(crate::tools::Local::new(&cwd, &additional_dirs)),
             cwd,
+            additional_dirs,
             settings: Mutex::new(settings),
             journal: Mutex::new(Vec::new()),
             title: Mutex::new(title),
-            history: tokio::sync::Mutex::new(history),
+            history: tokio::sync::Mutex::new(conversation),
             cost: Mutex::new(None),
             turn: Mutex::new(None),
+            environment: tokio::sync::OnceCell::new(),
         })
     }
-}
 
-impl Session {
     /// Cancels the running turn, if any.
     fn cancel_turn(&self) {
         if let Some(turn) = lock(&self.turn).as_ref() {
@@ -56,6 +58,22 @@ fn absolute(cwd: &str) -> Result<PathBuf, Error> {
     } else {
         Err(invalid_params("cwd must be an absolute path"))
     }
+}
+
+/// The additional directories, which must be absolute.
+fn absolute_dirs(dirs: &[String]) -> Result<Vec<PathBuf>, Error> {
+    dirs.iter()
+        .map(|d| {
+            let p = PathBuf::from(d);
+            if p.is_absolute() {
+                Ok(p)
+            } else {
+                Err(invalid_params(format!(
+                    "additionalDirectories must be absolute paths: {d:?} is not"
+                )))
+            }
+        })
+        .collect()
 }
 
 impl CodingAgent {
@@ -85,20 +103,38 @@ impl CodingAgent {
     ) -> Result<NewSessionResponse, Error> {
         let model = self.default_model()?;
         let cwd = absolute(&args.cwd)?;
+        let extra = args.additional_directories.clone().unwrap_or_default();
+        let additional_dirs = absolute_dirs(&extra)?;
         let settings = Settings::new(Mode::Ask, model);
         let options = self.config_options(&settings);
         let id = self.new_session_id();
         self.store
-            .create(&StoredSession {
+            .create(StoredSession {
                 id: id.to_string(),
                 cwd: args.cwd.clone(),
+                additional_dirs: extra,
                 title: None,
                 updated_at_ms: now_ms(),
                 mode: settings.mode.id().into(),
                 model: settings.model.id(),
             })
-            .map_err(internal)?;
-        let session = Session::open(cwd, settings, None, Vec::new(), &args.mcp_servers).await;
+            .await
+            .map_err(store_error)?;
+        let conversation = Conversation {
+            messages: Vec::new(),
+            version: 0,
+            stale: false,
+            context_tokens: None,
+        };
+        let session = Session::open(
+            cwd,
+            additional_dirs,
+            settings,
+            None,
+            conversation,
+            &args.mcp_servers,
+        )
+        .await;
         lock(&self.sessions).insert(id.clone(), session);
         self.announce_commands_after_response(&id, cx);
         Ok(NewSessionResponse::new(id)
@@ -106,30 +142,45 @@ impl CodingAgent {
             .config_options(options))
     }
 
-    /// Opens a stored session for `session/load` or `session/resume`.
+    /// Opens a stored session for `session/load` or `session/resume`;
+    /// `additional` replaces the stored additional directories when given.
     async fn open_stored(
         &self,
         id: &SessionId,
         cwd: &str,
+        additional: Option<&[String]>,
         mcp_servers: &[McpServer],
     ) -> Result<Arc<Session>, Error> {
         let stored = self
             .store
             .get(id.as_str())
-            .map_err(internal)?
+            .await
+            .map_err(store_error)?
             .ok_or_else(|| session_not_found(id))?;
         let cwd = absolute(if cwd.is_empty() { &stored.cwd } else { cwd })?;
+        let additional_dirs = absolute_dirs(additional.unwrap_or(&stored.additional_dirs))?;
         let model = match ModelRef::parse(&stored.model) {
             Ok(m) if self.config.provider(m.provider).is_some() => m,
             _ => self.default_model()?,
         };
-        let history = self.store.history(id.as_str()).map_err(internal)?;
+        let stored_conversation = self
+            .store
+            .conversation(id.as_str())
+            .await
+            .map_err(store_error)?;
+        let conversation = Conversation {
+            messages: stored_conversation.messages,
+            version: stored_conversation.version,
+            stale: false,
+            context_tokens: stored_conversation.context_tokens,
+        };
         let mode = Mode::from_id(&stored.mode).unwrap_or(Mode::Ask);
         let session = Session::open(
             cwd,
+            additional_dirs,
             Settings::new(mode, model),
             stored.title,
-            history,
+            conversation,
             mcp_servers,
         )
         .await;
@@ -143,19 +194,27 @@ impl CodingAgent {
         args: LoadSessionRequest,
     ) -> Result<LoadSessionResponse, Error> {
         // Loading an open session again takes it from the store afresh.
-        lock(&self.sessions).remove(&args.session_id);
+        if let Some(open) = lock(&self.sessions).remove(&args.session_id) {
+            open.cancel_turn();
+        }
         let session = self
-            .open_stored(&args.session_id, &args.cwd, &args.mcp_servers)
+            .open_stored(
+                &args.session_id,
+                &args.cwd,
+                args.additional_directories.as_deref(),
+                &args.mcp_servers,
+            )
             .await?;
         let updates = self
             .store
             .updates(args.session_id.as_str())
-            .map_err(internal)?;
+            .await
+            .map_err(store_error)?;
         for update in updates {
             self.conn
                 .session_notification(SessionNotification::new(args.session_id.clone(), update))
                 .await
-                .map_err(internal)?;
+                .map_err(super::internal)?;
         }
         self.announce_commands(&args.session_id).await;
         let (modes, options) = self.settings_state(&session);
@@ -174,8 +233,13 @@ impl CodingAgent {
             Some(s) => s,
             None => {
                 let servers = args.mcp_servers.clone().unwrap_or_default();
-                self.open_stored(&args.session_id, &args.cwd, &servers)
-                    .await?
+                self.open_stored(
+                    &args.session_id,
+                    &args.cwd,
+                    args.additional_directories.as_deref(),
+                    &servers,
+                )
+                .await?
             }
         };
         self.announce_commands(&args.session_id).await;
@@ -186,7 +250,7 @@ impl CodingAgent {
     }
 
     /// `session/list`: stored sessions, most recent first, paged.
-    pub(super) fn list_stored_sessions(
+    pub(super) async fn list_stored_sessions(
         &self,
         args: ListSessionsRequest,
     ) -> Result<ListSessionsResponse, Error> {
@@ -198,14 +262,18 @@ impl CodingAgent {
         };
         let (rows, next) = self
             .store
-            .list(args.cwd.as_deref(), offset)
-            .map_err(internal)?;
+            .list(args.cwd.clone(), offset)
+            .await
+            .map_err(store_error)?;
         let sessions: Vec<SessionInfo> = rows
             .into_iter()
             .map(|r| {
                 let mut info = SessionInfo::new(r.id, r.cwd).updated_at(rfc3339(r.updated_at_ms));
                 if let Some(t) = r.title {
                     info = info.title(t);
+                }
+                if !r.additional_dirs.is_empty() {
+                    info = info.additional_directories(r.additional_dirs);
                 }
                 info
             })
@@ -219,7 +287,7 @@ impl CodingAgent {
 
     /// `session/close`: cancels its turn and forgets the open session (the
     /// stored one stays).
-    pub(super) fn close_open_session(
+    pub(super) async fn close_open_session(
         &self,
         args: CloseSessionRequest,
     ) -> Result<CloseSessionResponse, Error> {
@@ -228,19 +296,22 @@ impl CodingAgent {
         if let Some(session) = open {
             session.cancel_turn();
         }
-        let stored = self
-            .store
-            .get(args.session_id.as_str())
-            .map_err(internal)?
-            .is_some();
-        if !was_open && !stored {
-            return Err(session_not_found(&args.session_id));
+        if !was_open {
+            let stored = self
+                .store
+                .get(args.session_id.as_str())
+                .await
+                .map_err(store_error)?
+                .is_some();
+            if !stored {
+                return Err(session_not_found(&args.session_id));
+            }
         }
         Ok(CloseSessionResponse::new())
     }
 
     /// `session/delete`: closes the session and removes it from the store.
-    pub(super) fn delete_stored_session(
+    pub(super) async fn delete_stored_session(
         &self,
         args: DeleteSessionRequest,
     ) -> Result<DeleteSessionResponse, Error> {
@@ -250,7 +321,8 @@ impl CodingAgent {
         let existed = self
             .store
             .delete(args.session_id.as_str())
-            .map_err(internal)?;
+            .await
+            .map_err(store_error)?;
         if !existed {
             return Err(session_not_found(&args.session_id));
         }

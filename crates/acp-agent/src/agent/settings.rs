@@ -2,10 +2,10 @@
 //! the model, offered to the client both as session modes and as config
 //! options, and the user's remembered permission answers.
 
+use super::scope::Scope;
 use super::{CodingAgent, Session, invalid_params, lock};
 use crate::config::ModelRef;
 use acp::schema::*;
-use std::collections::HashSet;
 
 /// How much the agent may do without asking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,10 +57,10 @@ impl Mode {
 pub(super) struct Settings {
     pub(super) mode: Mode,
     pub(super) model: ModelRef,
-    /// Tool names the user allowed for the rest of the session.
-    pub(super) always_allow: HashSet<String>,
-    /// Tool names the user rejected for the rest of the session.
-    pub(super) always_reject: HashSet<String>,
+    /// What the user allowed for the rest of the session (see `scope`).
+    pub(super) always_allow: Vec<Scope>,
+    /// What the user rejected for the rest of the session.
+    pub(super) always_reject: Vec<Scope>,
 }
 
 impl Settings {
@@ -69,8 +69,8 @@ impl Settings {
         Settings {
             mode,
             model,
-            always_allow: HashSet::new(),
-            always_reject: HashSet::new(),
+            always_allow: Vec::new(),
+            always_reject: Vec::new(),
         }
     }
 }
@@ -129,7 +129,7 @@ impl CodingAgent {
         let changed = set_mode(&session, args.mode_id.as_str())?;
         if changed {
             self.settings_changed(&args.session_id, &session, true)
-                .await;
+                .await?;
         }
         Ok(SetSessionModeResponse::new())
     }
@@ -168,36 +168,36 @@ impl CodingAgent {
         };
         if changed {
             self.settings_changed(&args.session_id, &session, mode_changed)
-                .await;
+                .await?;
         }
         let options = self.config_options(&lock(&session.settings));
         Ok(SetSessionConfigOptionResponse::new(options))
     }
 
     /// Stores changed settings and tells the client: the current mode (when
-    /// it changed) and the config options.
+    /// it changed) and the config options. A failure to store them is the
+    /// request's error (the change holds for this process).
     async fn settings_changed(
         &self,
         session_id: &SessionId,
         session: &Session,
         mode_changed: bool,
-    ) {
+    ) -> Result<(), Error> {
         let (mode, model, options) = {
             let s = lock(&session.settings);
             (s.mode, s.model.id(), self.config_options(&s))
         };
-        if let Err(e) = self
+        let stored = self
             .store
             .set_settings(session_id.as_str(), mode.id(), &model)
-        {
-            eprintln!("acp-agent: {e}");
-        }
+            .await;
         if mode_changed {
             self.notify(session_id, CurrentModeUpdate::new(mode.id()))
                 .await;
         }
         self.notify(session_id, ConfigOptionUpdate::new(options))
             .await;
+        stored.map_err(super::store_error)
     }
 }
 

@@ -2,6 +2,7 @@
 //! `tool_call` shown to the client, the permission check, the run, and the
 //! final `tool_call_update`. MCP tools and built-in tools take the same path.
 
+use super::scope::{self, Scope};
 use super::{CodingAgent, Session};
 use crate::llm::{ToolCallRequest, truncate};
 use crate::mcp::McpToolInfo;
@@ -113,8 +114,13 @@ impl CodingAgent {
                 truncate(&call.arguments, 300)
             ))
         } else {
+            let scopes = if info.read_only {
+                Vec::new()
+            } else {
+                vec![Scope::Tool(call.name.clone())]
+            };
             match self
-                .permit(env, session, call, &call_id, None, !info.read_only)
+                .permit(env, session, call, &call_id, None, scopes)
                 .await
             {
                 Err(refusal) => refusal,
@@ -172,7 +178,7 @@ impl CodingAgent {
                 call,
                 call_id,
                 change.as_ref().map(|c| c.diff()),
-                true,
+                scope::for_input(input),
             )
             .await
         {

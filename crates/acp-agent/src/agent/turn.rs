@@ -1,27 +1,74 @@
 //! The prompt turn: turning the prompt into a user message, then calling the
-//! model and running the tools it asks for until it is done, cancelled or out
-//! of budget.
+//! model and running the tools it asks for until it is done, cancelled, out
+//! of budget or failed.
+//!
+//! Every message is stored as soon as it is complete (see
+//! [`crate::store`]): the user's prompt when the turn starts, then each
+//! model message and each tool result, each with the updates that showed
+//! it. A turn that cannot be stored stops, says so in a message to the user
+//! and answers with an error; so does a model failure that retries did not
+//! cure, with the provider's message.
 
 use super::commands::{SlashCommand, init_prompt};
-use super::settings::Mode;
-use super::{CodingAgent, Session, lock, sessions};
-use crate::config::SETUP_HELP;
-use crate::llm::{FinishReason, Image, Message, ModelEvent, ModelStream};
-use crate::store::{now_ms, rfc3339};
-use crate::tools::{self, ToolEnv};
+use super::model_call::{CallFailure, ModelFailure, Show};
+use super::{CodingAgent, Conversation, Session, context, lock, sessions};
+use crate::llm::{FinishReason, Image, Message};
+use crate::store::{Append, StoreError, TurnId, TurnStart, now_ms, rfc3339};
+use crate::tools::ToolEnv;
 use acp::CancellationToken;
 use acp::schema::*;
 use serde_json::json;
+use std::path::PathBuf;
+
+/// Why a turn ended without a stop reason.
+pub(super) enum TurnError {
+    /// The model failed for good.
+    Model(ModelFailure),
+    /// The turn could not be stored.
+    Store(StoreError),
+}
+
+impl From<StoreError> for TurnError {
+    fn from(e: StoreError) -> Self {
+        TurnError::Store(e)
+    }
+}
+
+/// The running turn's place in the store and in the conversation.
+pub(super) struct TurnState {
+    /// The stored turn.
+    pub(super) id: TurnId,
+    /// The position of the turn's next message.
+    next_pos: i64,
+    /// Where the turn's messages start in the conversation.
+    pub(super) start: usize,
+    /// Whether the turn compacted the conversation already.
+    pub(super) compacted: bool,
+}
+
+/// How a stop reason is recorded in the store.
+fn stop_name(stop: &StopReason) -> &'static str {
+    match stop {
+        StopReason::EndTurn => "end_turn",
+        StopReason::MaxTokens => "max_tokens",
+        StopReason::MaxTurnRequests => "max_turn_requests",
+        StopReason::Refusal => "refusal",
+        StopReason::Cancelled => "cancelled",
+        _ => "other",
+    }
+}
 
 impl CodingAgent {
-    /// `session/prompt`: runs a turn (or a slash command) and stores it.
+    /// `session/prompt`: runs a turn (or a slash command), storing it as it
+    /// goes.
     pub(super) async fn run_prompt(
         &self,
         args: PromptRequest,
         cancel: CancellationToken,
     ) -> Result<PromptResponse, Error> {
-        let session = self.session(&args.session_id)?;
-        let Ok(mut history) = session.history.try_lock() else {
+        let sid = args.session_id.clone();
+        let session = self.session(&sid)?;
+        let Ok(mut conv) = session.history.try_lock() else {
             return Err(Error::invalid_request()
                 .data(json!({"message": "a prompt turn is already running in this session"})));
         };
@@ -29,11 +76,8 @@ impl CodingAgent {
         lock(&session.journal).clear();
         let mcp_errors = std::mem::take(&mut *lock(&session.mcp_errors));
         for e in mcp_errors {
-            self.send(
-                &args.session_id,
-                SessionUpdate::agent_message(format!("⚠️ {e}\n\n")),
-            )
-            .await;
+            self.send(&sid, SessionUpdate::agent_message(format!("⚠️ {e}\n\n")))
+                .await;
         }
         {
             let mut j = lock(&session.journal);
@@ -41,9 +85,7 @@ impl CodingAgent {
                 sessions::journal(&mut j, &SessionUpdate::user_message(block.clone()));
             }
         }
-        let (text, images) = self
-            .prompt_message(&args.session_id, &session, &args.prompt)
-            .await;
+        let (text, images) = self.prompt_message(&sid, &session, &args.prompt).await;
         let command = SlashCommand::parse(&text);
         let text = match &command {
             Some(SlashCommand::Init(extra)) => init_prompt(extra),
@@ -58,63 +100,218 @@ impl CodingAgent {
                 None
             }
         };
-        if let Some(t) = new_title {
+        if let Some(t) = &new_title {
             let update = SessionInfoUpdate::new()
-                .title(t)
+                .title(t.clone())
                 .updated_at(rfc3339(now_ms()));
-            self.send(&args.session_id, update).await;
+            self.send(&sid, update).await;
         }
-        let stop = match &command {
+        let message = match &command {
+            Some(SlashCommand::Compact(_)) => None,
+            _ => Some(Message::User { text, images }),
+        };
+        let start = TurnStart {
+            session_id: sid.to_string(),
+            known_version: if conv.stale { -1 } else { conv.version },
+            cwd: session.cwd.display().to_string(),
+            title: lock(&session.title).clone(),
+            message: message.clone(),
+            updates: std::mem::take(&mut *lock(&session.journal)),
+        };
+        let started = match self.store.begin_turn(start).await {
+            Ok(started) => started,
+            Err(e) => {
+                self.send(
+                    &sid,
+                    SessionUpdate::agent_message(format!(
+                        "⚠️ The prompt could not be saved, so the turn did not run. {e} {}",
+                        e.advice()
+                    )),
+                )
+                .await;
+                return Err(e.to_rpc());
+            }
+        };
+        if let Some(stored) = started.reloaded {
+            conv.messages = stored.messages;
+            conv.context_tokens = stored.context_tokens;
+        }
+        conv.version = started.version;
+        conv.stale = false;
+        let mut turn = TurnState {
+            id: started.turn,
+            next_pos: 1,
+            start: conv.messages.len(),
+            compacted: false,
+        };
+        conv.messages.extend(message);
+        let result = match &command {
             Some(SlashCommand::Compact(extra)) => {
-                self.compact(&args.session_id, &session, &mut history, &cancel, extra)
+                self.compact(&sid, &session, &mut conv, &mut turn, &cancel, extra)
                     .await
             }
             _ => {
-                history.push(Message::User { text, images });
-                self.run_turn(&args.session_id, &session, &mut history, &cancel)
+                self.run_turn(&sid, &session, &mut conv, &mut turn, &cancel)
                     .await
             }
         };
-        let updates = std::mem::take(&mut *lock(&session.journal));
-        let title = lock(&session.title).clone();
-        if let Err(e) = self.store.save_turn(
-            args.session_id.as_str(),
-            &session.cwd.display().to_string(),
-            title.as_deref(),
-            &history,
-            &updates,
-        ) {
-            eprintln!("acp-agent: could not save session {}: {e}", args.session_id);
-        }
-        let stop = if cancel.is_cancelled() {
-            StopReason::Cancelled
-        } else {
-            stop
+        let outcome = match &result {
+            Ok(stop) if cancel.is_cancelled() => stop_name(&StopReason::Cancelled).to_string(),
+            Ok(stop) => stop_name(stop).to_string(),
+            Err(TurnError::Model(f)) => format!("error: {}", f.message()),
+            Err(TurnError::Store(e)) => format!("unsaved: {e}"),
         };
-        Ok(PromptResponse::new(stop))
+        let stored = match &result {
+            Err(TurnError::Store(e)) => Err(e.clone()),
+            _ => {
+                self.finish_turn(&sid, &session, &mut conv, &turn, outcome)
+                    .await
+            }
+        };
+        match (result, stored) {
+            (_, Err(e)) => {
+                self.send(
+                    &sid,
+                    SessionUpdate::agent_message(format!(
+                        "\n\n⚠️ This turn could not be saved: it will be missing when the session is \
+                         loaded again. {e} {}",
+                        e.advice()
+                    )),
+                )
+                .await;
+                Err(e.to_rpc())
+            }
+            (Err(TurnError::Model(f)), Ok(())) => Err(f.to_rpc()),
+            (Err(TurnError::Store(e)), Ok(())) => Err(e.to_rpc()),
+            (Ok(stop), Ok(())) => Ok(PromptResponse::new(if cancel.is_cancelled() {
+                StopReason::Cancelled
+            } else {
+                stop
+            })),
+        }
     }
 
-    fn system_prompt(&self, session: &Session, mode: Mode) -> String {
-        let mode_note = match mode {
-            Mode::ReadOnly => {
-                "The session is in read-only mode: you can read and search files but cannot edit them or run commands."
-            }
-            Mode::Ask => {
-                "The user is asked to approve each edit and command; a rejected tool call means the user does not want it: adapt instead of retrying it."
-            }
-            Mode::Auto => {
-                "Edits and commands run without asking the user; be careful and deliberate."
-            }
+    /// Stores complete messages of the running turn, with the updates shown
+    /// since the last store, and adds them to the conversation.
+    /// `context_tokens` is the conversation's size at the call that
+    /// produced them, if known.
+    pub(super) async fn record(
+        &self,
+        session_id: &SessionId,
+        session: &Session,
+        conv: &mut Conversation,
+        turn: &mut TurnState,
+        messages: Vec<Message>,
+        context_tokens: Option<u64>,
+    ) -> Result<(), StoreError> {
+        let positioned: Vec<(i64, Message)> = messages
+            .iter()
+            .cloned()
+            .map(|m| {
+                let pos = turn.next_pos;
+                turn.next_pos += 1;
+                (pos, m)
+            })
+            .collect();
+        conv.messages.extend(messages);
+        let append = Append {
+            messages: positioned,
+            updates: std::mem::take(&mut *lock(&session.journal)),
+            context_tokens,
+            ..Append::default()
         };
-        format!(
-            "You are acp-agent, a coding agent working in the user's project inside their editor.\n\
-             Working directory: {}\n\
-             Use the tools to inspect and change the project: read files before editing them, prefer edit_file for \
-             small changes, run commands to build and test, and keep a plan with update_plan for multi-step tasks. \
-             Relative paths are resolved against the working directory. {mode_note}\n\
-             Be concise: report what you did and what the user should know.",
-            session.cwd.display()
-        )
+        self.store_append(session_id, conv, turn, append).await
+    }
+
+    /// Stores a compaction: the summary and its acknowledgement, which the
+    /// conversation restarts from, followed by the running turn's messages.
+    pub(super) async fn record_compaction(
+        &self,
+        session_id: &SessionId,
+        session: &Session,
+        conv: &mut Conversation,
+        turn: &mut TurnState,
+        summary: &str,
+    ) -> Result<(), StoreError> {
+        let restart = [
+            Message::user(format!("Summary of our earlier conversation:\n\n{summary}")),
+            Message::assistant("Understood. I will continue from this summary."),
+        ];
+        let append = Append {
+            messages: vec![(-2, restart[0].clone()), (-1, restart[1].clone())],
+            starts_history: true,
+            updates: std::mem::take(&mut *lock(&session.journal)),
+            ..Append::default()
+        };
+        self.store_append(session_id, conv, turn, append).await?;
+        let current = conv.messages.split_off(turn.start.min(conv.messages.len()));
+        conv.messages = restart.into_iter().chain(current).collect();
+        turn.start = 2;
+        turn.compacted = true;
+        conv.context_tokens = None;
+        Ok(())
+    }
+
+    /// Ends the stored turn: the updates not stored yet, and how it ended.
+    async fn finish_turn(
+        &self,
+        session_id: &SessionId,
+        session: &Session,
+        conv: &mut Conversation,
+        turn: &TurnState,
+        outcome: String,
+    ) -> Result<(), StoreError> {
+        let append = Append {
+            updates: std::mem::take(&mut *lock(&session.journal)),
+            outcome: Some(outcome),
+            ..Append::default()
+        };
+        self.store_append(session_id, conv, turn, append).await
+    }
+
+    async fn store_append(
+        &self,
+        session_id: &SessionId,
+        conv: &mut Conversation,
+        turn: &TurnState,
+        append: Append,
+    ) -> Result<(), StoreError> {
+        let done = self
+            .store
+            .append(session_id.as_str(), turn.id, conv.version, append)
+            .await?;
+        conv.version = done.version;
+        conv.stale |= done.others_wrote;
+        Ok(())
+    }
+
+    /// The messages of a model call: the system prompt, the conversation
+    /// `history` (with every tool call answered) and `extra`.
+    pub(super) async fn messages_for_model(
+        &self,
+        session: &Session,
+        history: &[Message],
+        extra: Option<Message>,
+    ) -> Vec<Message> {
+        let mode = lock(&session.settings).mode;
+        let environment = session
+            .environment
+            .get_or_init(|| context::environment(&session.cwd, &session.additional_dirs))
+            .await;
+        let roots: Vec<PathBuf> = std::iter::once(session.cwd.clone())
+            .chain(session.additional_dirs.iter().cloned())
+            .collect();
+        let instructions = tokio::task::spawn_blocking(move || context::instructions(&roots))
+            .await
+            .unwrap_or_default();
+        let mut messages = Vec::with_capacity(history.len() + 2);
+        messages.push(Message::System {
+            text: context::system_prompt(mode, environment, &instructions),
+        });
+        messages.extend(history.iter().cloned());
+        messages.extend(extra);
+        crate::llm::answer_every_tool_call(&mut messages);
+        messages
     }
 
     /// Turns the prompt's content blocks into a user message for the model:
@@ -179,64 +376,17 @@ impl CodingAgent {
         (parts.join("\n\n"), images)
     }
 
-    /// Starts a model call on the conversation `history` (and `extra` after
-    /// it), with the system prompt and the tools the session's mode allows.
-    /// `Err` holds how the turn ends instead: cancelled, or stopped by an
-    /// error already reported to the user (prefixed with `context`).
-    pub(super) async fn start_call(
-        &self,
-        session_id: &SessionId,
-        session: &Session,
-        history: &[Message],
-        extra: Option<Message>,
-        cancel: &CancellationToken,
-        context: &str,
-    ) -> Result<ModelStream, StopReason> {
-        let (mode, model) = {
-            let s = lock(&session.settings);
-            (s.mode, s.model.clone())
-        };
-        let Some(provider) = self.config.provider(model.provider) else {
-            self.report_error(
-                session_id,
-                &format!("{context}the provider of {model} is not configured. {SETUP_HELP}"),
-            )
-            .await;
-            return Err(StopReason::EndTurn);
-        };
-        let mut messages = Vec::with_capacity(history.len() + 2);
-        messages.push(Message::System {
-            text: self.system_prompt(session, mode),
-        });
-        messages.extend(history.iter().cloned());
-        messages.extend(extra);
-        // Tools stay declared even when none should be called (compaction):
-        // some APIs reject tool calls in the history otherwise.
-        let mut specs = tools::specs(mode == Mode::ReadOnly);
-        specs.extend(session.mcp.specs(mode == Mode::ReadOnly));
-        let started = tokio::select! {
-            s = self.llm.stream(provider, &model, &messages, &specs) => s,
-            _ = cancel.cancelled() => return Err(StopReason::Cancelled),
-        };
-        match started {
-            Ok(s) => Ok(s),
-            Err(e) => {
-                self.report_error(session_id, &format!("{context}{e}"))
-                    .await;
-                Err(StopReason::EndTurn)
-            }
-        }
-    }
-
     /// Alternates model calls and tool calls until the model answers without
-    /// calling tools, the turn is cancelled, or a limit is hit.
+    /// calling tools, the turn is cancelled, a limit is hit or something
+    /// fails.
     async fn run_turn(
         &self,
         session_id: &SessionId,
         session: &Session,
-        history: &mut Vec<Message>,
+        conv: &mut Conversation,
+        turn: &mut TurnState,
         cancel: &CancellationToken,
-    ) -> StopReason {
+    ) -> Result<StopReason, TurnError> {
         let caps = lock(&self.client_caps).clone();
         let env = ToolEnv {
             conn: self.conn.clone(),
@@ -246,12 +396,13 @@ impl CodingAgent {
             client_write: caps.fs.write_text_file,
             client_terminal: caps.terminal,
             local: session.local.clone(),
+            dropped: self.dropped.clone(),
             cancel: cancel.clone(),
         };
         let mut requests = 0usize;
         loop {
             if cancel.is_cancelled() {
-                return StopReason::Cancelled;
+                return Ok(StopReason::Cancelled);
             }
             if requests >= self.config.max_turn_requests {
                 self.notify(
@@ -262,84 +413,57 @@ impl CodingAgent {
                     )),
                 )
                 .await;
-                return StopReason::MaxTurnRequests;
+                return Ok(StopReason::MaxTurnRequests);
             }
             requests += 1;
-            let mut stream = match self
-                .start_call(session_id, session, history, None, cancel, "")
+            if let Some(stop) = self
+                .maybe_compact(session_id, session, conv, turn, cancel)
+                .await?
+            {
+                return Ok(stop);
+            }
+            let messages = self.messages_for_model(session, &conv.messages, None).await;
+            let reply = match self
+                .call_model(session_id, session, &messages, cancel, Show::Answer)
                 .await
             {
-                Ok(s) => s,
-                Err(stop) => return stop,
-            };
-            let mut text = String::new();
-            let (tool_calls, thinking, finish) = loop {
-                let events = tokio::select! {
-                    e = stream.next_events() => e,
-                    _ = cancel.cancelled() => {
-                        drop(stream);
-                        if !text.is_empty() {
-                            history.push(Message::assistant(text));
-                        }
-                        return StopReason::Cancelled;
+                Ok(reply) => reply,
+                Err(CallFailure::Cancelled { partial }) => {
+                    if !partial.is_empty() {
+                        let m = vec![Message::assistant(partial)];
+                        self.record(session_id, session, conv, turn, m, None)
+                            .await?;
                     }
-                };
-                let events = match events {
-                    Ok(ev) => ev,
-                    Err(e) => {
-                        if !text.is_empty() {
-                            history.push(Message::assistant(text));
-                        }
-                        self.report_error(session_id, &e.to_string()).await;
-                        return StopReason::EndTurn;
-                    }
-                };
-                let mut done = None;
-                for ev in events {
-                    match ev {
-                        ModelEvent::Text(t) => {
-                            text.push_str(&t);
-                            self.notify(session_id, SessionUpdate::agent_message(t))
-                                .await;
-                        }
-                        ModelEvent::Thought(t) => {
-                            self.notify(session_id, SessionUpdate::agent_thought(t))
-                                .await;
-                        }
-                        ModelEvent::Usage {
-                            input,
-                            output,
-                            cost,
-                        } => {
-                            let mut update =
-                                UsageUpdate::new(input + output, self.config.context_window);
-                            if let Some(total) = session.add_cost(cost) {
-                                update = update.cost(Cost::new(total, "USD"));
-                            }
-                            self.notify(session_id, update).await;
-                        }
-                        ModelEvent::Done {
-                            tool_calls,
-                            thinking,
-                            finish,
-                        } => done = Some((tool_calls, thinking, finish)),
-                    }
+                    return Ok(StopReason::Cancelled);
                 }
-                if let Some(d) = done {
-                    break d;
+                Err(CallFailure::Failed(failure)) => {
+                    if !failure.partial.is_empty() {
+                        let m = vec![Message::assistant(failure.partial.clone())];
+                        self.record(session_id, session, conv, turn, m, None)
+                            .await?;
+                    }
+                    self.report_error(session_id, &failure.message()).await;
+                    return Err(TurnError::Model(failure));
                 }
             };
-            history.push(Message::Assistant {
-                text,
-                tool_calls: tool_calls.clone(),
-                thinking,
-            });
+            let tokens = reply.usage.map(|(input, output)| input + output);
+            if tokens.is_some() {
+                conv.context_tokens = tokens;
+            }
+            let tool_calls = reply.tool_calls.clone();
+            let answer = Message::Assistant {
+                text: reply.text,
+                tool_calls: reply.tool_calls,
+                thinking: reply.thinking,
+            };
+            self.record(session_id, session, conv, turn, vec![answer], tokens)
+                .await?;
             if tool_calls.is_empty() {
-                return match finish {
+                return Ok(match reply.finish {
                     FinishReason::Length => StopReason::MaxTokens,
                     FinishReason::ContentFilter => StopReason::Refusal,
                     _ => StopReason::EndTurn,
-                };
+                });
             }
             let mut cancelled = false;
             for call in &tool_calls {
@@ -350,13 +474,15 @@ impl CodingAgent {
                     cancelled = outcome.cancelled;
                     outcome.for_model
                 };
-                history.push(Message::Tool {
+                let m = vec![Message::Tool {
                     call_id: call.id.clone(),
                     content: result,
-                });
+                }];
+                self.record(session_id, session, conv, turn, m, None)
+                    .await?;
             }
             if cancelled || cancel.is_cancelled() {
-                return StopReason::Cancelled;
+                return Ok(StopReason::Cancelled);
             }
         }
     }

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 
 /// Each file setting and the environment variable that overrides it.
-pub const SETTINGS: [(&str, &str); 11] = [
+pub const SETTINGS: [(&str, &str); 13] = [
     ("model", "ACP_AGENT_MODEL"),
     ("openai.base_url", "OPENAI_BASE_URL"),
     ("openai.api_key", "OPENAI_API_KEY"),
@@ -34,6 +34,8 @@ pub const SETTINGS: [(&str, &str); 11] = [
     ("images", "ACP_AGENT_IMAGES"),
     ("context_window", "ACP_AGENT_CONTEXT_WINDOW"),
     ("request_timeout_secs", "ACP_AGENT_REQUEST_TIMEOUT_SECS"),
+    ("max_retries", "ACP_AGENT_MAX_RETRIES"),
+    ("compact_at_percent", "ACP_AGENT_COMPACT_AT_PERCENT"),
 ];
 
 /// A config file that cannot be used.
@@ -73,6 +75,8 @@ struct Raw {
     images: Option<Spanned<bool>>,
     context_window: Option<Spanned<u64>>,
     request_timeout_secs: Option<Spanned<u64>>,
+    max_retries: Option<Spanned<u64>>,
+    compact_at_percent: Option<Spanned<u64>>,
 }
 
 #[derive(Deserialize)]
@@ -230,10 +234,28 @@ impl ConfigFile {
                 "request_timeout_secs",
                 false,
             ),
+            (
+                &raw.max_retries,
+                "ACP_AGENT_MAX_RETRIES",
+                "max_retries",
+                true,
+            ),
+            (
+                &raw.compact_at_percent,
+                "ACP_AGENT_COMPACT_AT_PERCENT",
+                "compact_at_percent",
+                true,
+            ),
         ] {
             let Some(n) = value else { continue };
             if *n.get_ref() == 0 && !zero_allowed {
                 return Err(fail(Some(n.span()), format!("{key} must be at least 1")));
+            }
+            if key == "compact_at_percent" && *n.get_ref() > 100 {
+                return Err(fail(
+                    Some(n.span()),
+                    format!("{key} is a percentage: at most 100 (0 turns compaction off)"),
+                ));
             }
             put(var, key, n.get_ref().to_string(), n.span());
         }
@@ -298,6 +320,8 @@ thinking_budget = 0
 images = false
 context_window = 64000
 request_timeout_secs = 20
+max_retries = 0
+compact_at_percent = 90
 
 [openai]
 base_url = "http://localhost:8080/v1"
@@ -324,6 +348,8 @@ api_key = "ant-file"
         assert_eq!(value("ACP_AGENT_IMAGES"), "false");
         assert_eq!(value("ACP_AGENT_CONTEXT_WINDOW"), "64000");
         assert_eq!(value("ACP_AGENT_REQUEST_TIMEOUT_SECS"), "20");
+        assert_eq!(value("ACP_AGENT_MAX_RETRIES"), "0");
+        assert_eq!(value("ACP_AGENT_COMPACT_AT_PERCENT"), "90");
         let ids: Vec<String> = f.models().iter().map(ModelRef::id).collect();
         assert_eq!(ids, ["openai:gpt-4.1", "anthropic:claude-haiku-4-5"]);
         assert!(f.has_api_key());
@@ -336,7 +362,7 @@ api_key = "ant-file"
         }
         assert_eq!(
             f.get("OPENAI_API_KEY").unwrap().1,
-            "`openai.api_key` in /etc/acp.toml:13"
+            "`openai.api_key` in /etc/acp.toml:15"
         );
     }
 

@@ -287,10 +287,11 @@ impl Decoder for AnthropicDecoder {
                     .and_then(Value::as_str)
                     .unwrap_or("unknown error")
                     .to_string();
-                return Err(LlmError::Http {
-                    status: 200,
-                    message,
-                });
+                let kind = v
+                    .pointer("/error/type")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                return Err(LlmError::Stream { kind, message });
             }
             _ => {} // ping, content_block_stop
         }

@@ -7,6 +7,7 @@
 
 mod anthropic;
 mod openai;
+pub mod retry;
 mod sse;
 
 pub use anthropic::anthropic_body;
@@ -102,6 +103,45 @@ impl Message {
     }
 }
 
+/// What a tool call that never got its result is answered with.
+pub const UNANSWERED_TOOL_CALL: &str =
+    "No result: the agent stopped before this tool call finished (it was interrupted).";
+
+/// Gives every tool call of an assistant message a result, right after the
+/// results it has: providers refuse a conversation with an unanswered call,
+/// and a crash (or a failed turn) can leave one behind.
+pub fn answer_every_tool_call(messages: &mut Vec<Message>) {
+    let mut i = 0;
+    while i < messages.len() {
+        let ids: Vec<String> = match &messages[i] {
+            Message::Assistant { tool_calls, .. } => {
+                tool_calls.iter().map(|c| c.id.clone()).collect()
+            }
+            _ => Vec::new(),
+        };
+        i += 1;
+        if ids.is_empty() {
+            continue;
+        }
+        let mut answered = Vec::new();
+        while let Some(Message::Tool { call_id, .. }) = messages.get(i) {
+            answered.push(call_id.clone());
+            i += 1;
+        }
+        let missing: Vec<Message> = ids
+            .into_iter()
+            .filter(|id| !answered.contains(id))
+            .map(|call_id| Message::Tool {
+                call_id,
+                content: UNANSWERED_TOOL_CALL.into(),
+            })
+            .collect();
+        let n = missing.len();
+        messages.splice(i..i, missing);
+        i += n;
+    }
+}
+
 /// A tool call as the model asked for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCallRequest {
@@ -182,13 +222,26 @@ pub enum ModelEvent {
 /// Why a model call failed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LlmError {
-    /// The server could not be reached or the connection broke.
+    /// The server could not be reached at all: the connection was refused
+    /// (a local server that is not running), the host is unknown, TLS failed.
+    Connect(String),
+    /// The connection broke after it was made (reset, closed early).
     Network(String),
     /// The server answered with an HTTP error.
     Http {
         /// The status code.
         status: u16,
         /// The error message, taken from the body.
+        message: String,
+        /// How long the server asks to wait before trying again
+        /// (`retry-after`, `retry-after-ms`).
+        retry_after: Option<Duration>,
+    },
+    /// The server reported an error inside a stream it had begun.
+    Stream {
+        /// The provider's error type (`overloaded_error`, `server_error`…).
+        kind: Option<String>,
+        /// Its message.
         message: String,
     },
     /// The response was not a stream this client understands.
@@ -202,9 +255,15 @@ pub enum LlmError {
 impl fmt::Display for LlmError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LlmError::Network(e) => write!(f, "could not reach the model server: {e}"),
-            LlmError::Http { status, message } => {
+            LlmError::Connect(e) => write!(f, "could not connect to the model server: {e}"),
+            LlmError::Network(e) => write!(f, "the connection to the model server broke: {e}"),
+            LlmError::Http {
+                status, message, ..
+            } => {
                 write!(f, "the model server answered HTTP {status}: {message}")
+            }
+            LlmError::Stream { message, .. } => {
+                write!(f, "the model server reported an error: {message}")
             }
             LlmError::Malformed(e) => write!(f, "the model server sent a malformed response: {e}"),
             LlmError::Timeout => f.write_str("the model server stopped responding (timeout)"),
@@ -256,9 +315,27 @@ impl LlmClient {
         let response = tokio::time::timeout(self.timeout, req.send())
             .await
             .map_err(|_| LlmError::Timeout)?
-            .map_err(|e| LlmError::Network(error_chain(&e)))?;
+            .map_err(|e| {
+                if e.is_connect() {
+                    LlmError::Connect(error_chain(&e))
+                } else {
+                    LlmError::Network(error_chain(&e))
+                }
+            })?;
         let status = response.status();
         if !status.is_success() {
+            let header = |name: &str| {
+                response
+                    .headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            };
+            let retry_after = retry::parse_retry_after(
+                header("retry-after-ms").as_deref(),
+                header("retry-after").as_deref(),
+                std::time::SystemTime::now(),
+            );
             let body = tokio::time::timeout(Duration::from_secs(10), response.text())
                 .await
                 .ok()
@@ -267,6 +344,7 @@ impl LlmClient {
             return Err(LlmError::Http {
                 status: status.as_u16(),
                 message: error_message(&body),
+                retry_after,
             });
         }
         Ok(ModelStream {
@@ -455,6 +533,47 @@ mod tests {
         );
         assert_eq!(error_message("oops"), "oops");
         assert_eq!(error_message(""), "(empty body)");
+    }
+
+    #[test]
+    fn unanswered_tool_calls_get_a_result() {
+        let call = |id: &str| ToolCallRequest {
+            id: id.into(),
+            name: "t".into(),
+            arguments: "{}".into(),
+        };
+        let asked = |ids: &[&str]| Message::Assistant {
+            text: String::new(),
+            tool_calls: ids.iter().map(|i| call(i)).collect(),
+            thinking: vec![],
+        };
+        let result = |id: &str, c: &str| Message::Tool {
+            call_id: id.into(),
+            content: c.into(),
+        };
+        let mut m = vec![
+            Message::user("go"),
+            asked(&["a", "b"]),
+            result("a", "ok"),
+            Message::user("next"),
+            asked(&["c"]),
+        ];
+        answer_every_tool_call(&mut m);
+        assert_eq!(
+            m,
+            [
+                Message::user("go"),
+                asked(&["a", "b"]),
+                result("a", "ok"),
+                result("b", UNANSWERED_TOOL_CALL),
+                Message::user("next"),
+                asked(&["c"]),
+                result("c", UNANSWERED_TOOL_CALL),
+            ]
+        );
+        let before = m.clone();
+        answer_every_tool_call(&mut m);
+        assert_eq!(m, before, "a complete conversation is left as it is");
     }
 
     #[test]

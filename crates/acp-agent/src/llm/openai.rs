@@ -105,10 +105,11 @@ impl Decoder for OpenAiDecoder {
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .unwrap_or_else(|| err.to_string());
-            return Err(LlmError::Http {
-                status: 200,
-                message,
-            });
+            let kind = ["type", "code"]
+                .iter()
+                .find_map(|k| err.get(*k).and_then(Value::as_str))
+                .map(str::to_string);
+            return Err(LlmError::Stream { kind, message });
         }
         if let Some(usage) = v.get("usage").filter(|u| u.is_object()) {
             let n = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
@@ -320,7 +321,7 @@ mod tests {
         let err = run(&["data: {\"error\":{\"message\":\"overloaded\"}}\n\n"]).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "the model server answered HTTP 200: overloaded"
+            "the model server reported an error: overloaded"
         );
     }
 

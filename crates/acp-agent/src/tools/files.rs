@@ -103,21 +103,178 @@ pub(super) fn parse(name: &str, value: Value, cwd: &Path) -> Result<ToolInput, S
     })
 }
 
-/// Reads a whole text file, through the client when it offers that.
-pub async fn read_text(env: &ToolEnv, path: &Path) -> Result<String, String> {
-    if env.client_read {
-        let req = ReadTextFileRequest::new(env.session_id.clone(), path.display().to_string());
-        env.conn
-            .read_text_file(req)
-            .await
+/// Most lines read at once when the model names no `limit` and the file
+/// cannot be measured on disk first.
+pub const DEFAULT_READ_LINES: u32 = 2000;
+
+/// Most bytes of a file whose whole content `write_file` and `edit_file`
+/// read (for the diff the user is shown).
+pub const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Asks the client for `path` (from `line`, at most `limit` lines). Fails,
+/// instead of waiting for ever, when the connection drops a line of the
+/// client's for being over its size limit meanwhile: that may have been the
+/// answer.
+async fn ask_client(
+    env: &ToolEnv,
+    path: &Path,
+    line: Option<u32>,
+    limit: Option<u32>,
+) -> Result<String, String> {
+    let mut req = ReadTextFileRequest::new(env.session_id.clone(), path.display().to_string());
+    if let Some(l) = line {
+        req = req.line(l);
+    }
+    if let Some(n) = limit {
+        req = req.limit(n);
+    }
+    let dropped = env.dropped.next();
+    tokio::select! {
+        answer = env.conn.read_text_file(req) => answer
             .map(|r| r.content)
-            .map_err(|e| format!("could not read {}: {e}", path.display()))
+            .map_err(|e| format!("could not read {}: {e}", path.display())),
+        () = dropped => Err(format!(
+            "could not read {}: the editor's answer was longer than one message may be \
+             ({}) and was dropped; read fewer lines at a time with line and limit",
+            path.display(),
+            mib(env.dropped.limit() as u64)
+        )),
+    }
+}
+
+/// Reads a whole text file, through the client when it offers that. A file
+/// on disk over [`MAX_EDIT_BYTES`] is refused before it is read.
+pub async fn read_text(env: &ToolEnv, path: &Path) -> Result<String, String> {
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.is_file()
+        && meta.len() > MAX_EDIT_BYTES
+    {
+        return Err(format!(
+            "{} is {}, too large to change with write_file or edit_file (at most {}); \
+             change it with a command instead",
+            path.display(),
+            mib(meta.len()),
+            mib(MAX_EDIT_BYTES)
+        ));
+    }
+    if env.client_read {
+        ask_client(env, path, None, None).await
     } else {
         env.local
             .read(path, None, None)
             .await
             .map_err(|e| format!("could not read {}: {e}", path.display()))
     }
+}
+
+/// `bytes` in MiB, to one decimal.
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// Which lines of a file `read_file` asks for.
+#[derive(Debug, Clone, PartialEq)]
+struct ReadPlan {
+    line: Option<u32>,
+    limit: Option<u32>,
+    /// Set when fewer lines are asked for than the model wanted, so that
+    /// the answer fits [`MAX_READ_BYTES`]: the file's line count.
+    shortened: Option<u64>,
+}
+
+/// Plans a read of `path` from `line`, at most `limit` lines, so that the
+/// answer stays within [`MAX_READ_BYTES`] where that can be known: a file on
+/// disk larger than that is measured first, and only the lines that fit are
+/// asked for (at least one). A line longer than half of `message_limit`
+/// could not come back in one message and is refused. A file that is not on
+/// disk (only in the editor) is read at most [`DEFAULT_READ_LINES`] lines
+/// at a time.
+fn plan_read(
+    path: &Path,
+    line: Option<u32>,
+    limit: Option<u32>,
+    message_limit: usize,
+) -> Result<ReadPlan, String> {
+    use std::io::BufRead;
+    let bounded = ReadPlan {
+        line,
+        limit: Some(limit.unwrap_or(DEFAULT_READ_LINES)),
+        shortened: None,
+    };
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(bounded);
+    };
+    if !meta.is_file() {
+        return Ok(bounded);
+    }
+    if meta.len() <= MAX_READ_BYTES as u64 {
+        return Ok(ReadPlan {
+            line,
+            limit,
+            shortened: None,
+        });
+    }
+    let Ok(file) = std::fs::File::open(path) else {
+        return Ok(bounded);
+    };
+    let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
+    let first = u64::from(line.unwrap_or(1).max(1));
+    let wanted = limit.map_or(u64::MAX, u64::from);
+    // Line numbers and lengths, streamed: a line is never held whole.
+    let (mut current, mut current_len) = (1u64, 0u64);
+    let (mut taken, mut taken_bytes) = (0u64, 0u64);
+    let mut full = false;
+    let mut end_line = |number: u64, len: u64| -> Result<(), String> {
+        if number < first || full || taken >= wanted {
+            return Ok(());
+        }
+        if taken == 0 && len > (message_limit / 2) as u64 {
+            return Err(format!(
+                "line {number} of {} is {}, longer than can be read in one message; \
+                 search it with grep, or look at part of it with a command (for example head -c)",
+                path.display(),
+                mib(len)
+            ));
+        }
+        if taken > 0 && taken_bytes + len > MAX_READ_BYTES as u64 {
+            full = true;
+            return Ok(());
+        }
+        taken += 1;
+        taken_bytes += len;
+        Ok(())
+    };
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(_) => return Ok(bounded),
+        };
+        if buf.is_empty() {
+            if current_len > 0 {
+                end_line(current, current_len)?;
+            } else {
+                current -= 1;
+            }
+            break;
+        }
+        let n = buf.len();
+        let mut rest = buf;
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            end_line(current, current_len + i as u64 + 1)?;
+            current += 1;
+            current_len = 0;
+            rest = &rest[i + 1..];
+        }
+        current_len += rest.len() as u64;
+        reader.consume(n);
+    }
+    let total = current;
+    let asked_all = taken >= wanted || first + taken > total;
+    Ok(ReadPlan {
+        line: Some(first as u32),
+        limit: Some(taken.max(1).min(u64::from(u32::MAX)) as u32),
+        shortened: (!asked_all).then_some(total),
+    })
 }
 
 async fn write_text(env: &ToolEnv, path: &Path, content: &str) -> Result<(), String> {
@@ -235,29 +392,64 @@ pub(super) async fn read_file(
     line: Option<u32>,
     limit: Option<u32>,
 ) -> ToolOutcome {
-    let text = if env.client_read {
-        let mut req = ReadTextFileRequest::new(env.session_id.clone(), path.display().to_string());
-        if let Some(l) = line {
-            req = req.line(l);
-        }
-        if let Some(n) = limit {
-            req = req.limit(n);
-        }
-        match env.conn.read_text_file(req).await {
-            Ok(r) => r.content,
-            Err(e) => return ToolOutcome::fail(format!("could not read {}: {e}", path.display())),
-        }
-    } else {
-        match env.local.read(path, line, limit).await {
-            Ok(text) => text,
-            Err(e) => return ToolOutcome::fail(format!("could not read {}: {e}", path.display())),
-        }
+    let plan = {
+        let (path, message_limit) = (path.to_path_buf(), env.dropped.limit());
+        tokio::task::spawn_blocking(move || plan_read(&path, line, limit, message_limit))
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()))
     };
+    let plan = match plan {
+        Ok(plan) => plan,
+        Err(e) => return ToolOutcome::fail(e),
+    };
+    let text = if env.client_read {
+        ask_client(env, path, plan.line, plan.limit).await
+    } else {
+        env.local
+            .read(path, plan.line, plan.limit)
+            .await
+            .map_err(|e| format!("could not read {}: {e}", path.display()))
+    };
+    let text = match text {
+        Ok(text) => text,
+        Err(e) => return ToolOutcome::fail(e),
+    };
+    let first = plan.line.unwrap_or(1);
     let for_model = if text.len() > MAX_READ_BYTES {
+        let cut = truncate(&text, MAX_READ_BYTES);
+        match cut.rfind('\n') {
+            Some(i) => {
+                let shown = &cut[..=i];
+                let next = u64::from(first) + shown.matches('\n').count() as u64;
+                format!(
+                    "{shown}\n[cut at {} KiB of {} bytes; read on with line={next}]",
+                    MAX_READ_BYTES / 1024,
+                    text.len()
+                )
+            }
+            None => format!(
+                "{cut}\n[line {first} alone is {} bytes, more than {} KiB: only its start is \
+                 shown; search it with grep]",
+                text.len(),
+                MAX_READ_BYTES / 1024
+            ),
+        }
+    } else if let Some(total) = plan.shortened {
+        let shown = text.split_inclusive('\n').count() as u64;
+        let last = u64::from(first) + shown.saturating_sub(1);
         format!(
-            "{}\n[truncated: the file is {} bytes; read it in parts with line and limit]",
-            truncate(&text, MAX_READ_BYTES),
-            text.len()
+            "{text}\n[lines {first}–{last} of {total}, to stay within {} KiB; read on with line={}]",
+            MAX_READ_BYTES / 1024,
+            last + 1
+        )
+    } else if limit.is_none()
+        && plan.limit == Some(DEFAULT_READ_LINES)
+        && text.split_inclusive('\n').count() as u64 >= u64::from(DEFAULT_READ_LINES)
+    {
+        let last = u64::from(first) + u64::from(DEFAULT_READ_LINES) - 1;
+        format!(
+            "{text}\n[lines {first}–{last}; there may be more: read on with line={}]",
+            last + 1
         )
     } else {
         text

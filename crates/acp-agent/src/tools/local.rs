@@ -4,7 +4,7 @@
 //! agent runs them with its own rights, after the user's permission.
 
 use acp_host::{Files, Roots, Sandbox, TerminalSettings, Terminals};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The local host of one session.
 pub struct Local {
@@ -18,16 +18,18 @@ impl std::fmt::Debug for Local {
 }
 
 impl Local {
-    /// Files and commands within `cwd`. Starts sweeping the temporary files
-    /// a killed writer left there (needs a Tokio runtime).
-    pub fn new(cwd: &Path) -> Local {
-        let host = Roots::new([cwd])
+    /// Files and commands within `cwd` and the session's `additional`
+    /// directories. Starts sweeping the temporary files a killed writer left
+    /// there (needs a Tokio runtime).
+    pub fn new(cwd: &Path, additional: &[PathBuf]) -> Local {
+        let dirs = std::iter::once(cwd).chain(additional.iter().map(PathBuf::as_path));
+        let host = Roots::new(dirs)
             .map(|roots| {
                 let terminals =
                     Terminals::new(TerminalSettings::new(roots.clone()).sandbox(Sandbox::off()));
                 (Files::new(roots), terminals)
             })
-            .map_err(|e| format!("the session's directory cannot be used: {e}"));
+            .map_err(|e| format!("the session's directories cannot be used: {e}"));
         if let Ok((files, _)) = &host {
             let files = files.clone();
             tokio::spawn(async move { files.sweep().await });

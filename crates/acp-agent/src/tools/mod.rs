@@ -13,7 +13,9 @@ mod plan;
 pub mod search;
 pub mod shell;
 
-pub use files::{FileChange, MAX_READ_BYTES, apply_change, plan_change, read_text};
+pub use files::{
+    DEFAULT_READ_LINES, FileChange, MAX_READ_BYTES, apply_change, plan_change, read_text,
+};
 pub use local::Local;
 pub use search::{MAX_GREP_MATCHES, MAX_LIST_ENTRIES, grep, list_files};
 pub use shell::{DEFAULT_COMMAND_TIMEOUT, MAX_COMMAND_OUTPUT};
@@ -227,8 +229,52 @@ pub struct ToolEnv {
     pub client_terminal: bool,
     /// Files and commands of the agent's own, when the client offers none.
     pub local: Arc<Local>,
+    /// The client's lines dropped for being over the connection's size
+    /// limit: a read waiting for its answer gives up when one arrives.
+    pub dropped: DroppedAnswers,
     /// Cancelled when the turn is cancelled.
     pub cancel: CancellationToken,
+}
+
+/// Counts the lines from the client that were longer than the connection
+/// allows and were skipped unread (see [`acp::Dropped::TooLong`]). Such a
+/// line may have been the answer a tool waits for, which would then never
+/// come; a tool waiting for the client watches this and fails instead.
+#[derive(Debug, Clone)]
+pub struct DroppedAnswers {
+    seen: Arc<tokio::sync::watch::Sender<u64>>,
+    limit: usize,
+}
+
+impl DroppedAnswers {
+    /// No line dropped yet, on a connection whose lines may be `limit`
+    /// bytes long.
+    pub fn new(limit: usize) -> DroppedAnswers {
+        DroppedAnswers {
+            seen: Arc::new(tokio::sync::watch::Sender::new(0)),
+            limit,
+        }
+    }
+
+    /// The connection's limit on one line, in bytes.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Notes that a line was dropped.
+    pub fn record(&self) {
+        self.seen.send_modify(|n| *n += 1);
+    }
+
+    /// Resolves once a line is dropped after this call.
+    pub fn next(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut seen = self.seen.subscribe();
+        async move {
+            if seen.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
 }
 
 /// The result of running a tool.

@@ -24,6 +24,8 @@ pub struct Recorded {
     pub updates: Mutex<Vec<SessionUpdate>>,
     pub permissions: Mutex<Vec<RequestPermissionRequest>>,
     pub reads: Mutex<Vec<String>>,
+    /// The `line` and `limit` of each read.
+    pub read_ranges: Mutex<Vec<(Option<u32>, Option<u32>)>>,
     pub writes: Mutex<Vec<(String, String)>>,
     pub terminals_created: Mutex<Vec<CreateTerminalRequest>>,
     pub kills: Mutex<Vec<String>>,
@@ -79,6 +81,9 @@ impl Recorded {
 pub struct TestClient {
     pub rec: Arc<Recorded>,
     pub permission_choice: Arc<Mutex<String>>,
+    /// Answer reads with the whole file, whatever `line` and `limit` say
+    /// (a careless editor).
+    pub whole_files: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl TestClient {
@@ -86,6 +91,7 @@ impl TestClient {
         TestClient {
             rec: Arc::new(Recorded::default()),
             permission_choice: Arc::new(Mutex::new(choice.into())),
+            whole_files: Arc::default(),
         }
     }
 }
@@ -116,10 +122,17 @@ impl Client for TestClient {
         _cx: RequestContext<ClientSide>,
     ) -> Result<ReadTextFileResponse, Error> {
         self.rec.reads.lock().unwrap().push(args.path.clone());
+        self.rec
+            .read_ranges
+            .lock()
+            .unwrap()
+            .push((args.line, args.limit));
         let text = std::fs::read_to_string(&args.path).map_err(|e| {
             Error::resource_not_found(Some(args.path.clone())).data(json!(e.to_string()))
         })?;
+        let whole = self.whole_files.load(std::sync::atomic::Ordering::SeqCst);
         let text = match (args.line, args.limit) {
+            _ if whole => text,
             (None, None) => text,
             (l, n) => text
                 .split_inclusive('\n')

@@ -19,6 +19,12 @@ pub enum Reply {
     SseHang(Vec<String>),
     /// An HTTP error status with a body.
     Status(u16, String),
+    /// An HTTP error status with extra headers (`retry-after`) and a body.
+    StatusWith(u16, Vec<(&'static str, String)>, String),
+    /// Reads the request, then closes the connection without answering.
+    HangUp,
+    /// Waits this long before the reply (for requests racing a slow model).
+    Delayed(Duration, Box<Reply>),
 }
 
 /// The mock model server.
@@ -65,6 +71,19 @@ impl MockLlm {
     pub fn requests(&self) -> Vec<Value> {
         self.requests.lock().unwrap().clone()
     }
+
+    /// The system prompt of request `i`.
+    pub fn system_prompt(&self, i: usize) -> String {
+        self.requests()[i]["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// How many replies are still scripted.
+    pub fn replies_left(&self) -> usize {
+        self.replies.lock().unwrap().len()
+    }
 }
 
 async fn serve_one(
@@ -78,21 +97,39 @@ async fn serve_one(
     };
     heads.lock().unwrap().push(head);
     requests.lock().unwrap().push(body);
-    let reply = replies.lock().unwrap().pop_front().unwrap_or(Reply::Status(
+    let mut reply = replies.lock().unwrap().pop_front().unwrap_or(Reply::Status(
         500,
         "{\"error\":{\"message\":\"no scripted reply\"}}".into(),
     ));
+    while let Reply::Delayed(wait, inner) = reply {
+        tokio::time::sleep(wait).await;
+        reply = *inner;
+    }
     let reply_kind = if matches!(reply, Reply::SseHang(_)) {
         ReplyKind::Hang
     } else {
         ReplyKind::Close
     };
     match reply {
+        Reply::Delayed(..) => unreachable!("unwrapped above"),
+        Reply::HangUp => return Ok(()),
         Reply::Status(code, body) => {
             let head = format!(
                 "HTTP/1.1 {code} Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
                 body.len()
             );
+            sock.write_all(head.as_bytes()).await?;
+            sock.write_all(body.as_bytes()).await?;
+        }
+        Reply::StatusWith(code, headers, body) => {
+            let mut head = format!(
+                "HTTP/1.1 {code} Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+                body.len()
+            );
+            for (name, value) in headers {
+                head.push_str(&format!("{name}: {value}\r\n"));
+            }
+            head.push_str("\r\n");
             sock.write_all(head.as_bytes()).await?;
             sock.write_all(body.as_bytes()).await?;
         }
@@ -183,6 +220,29 @@ pub fn tool_reply(id: &str, name: &str, args: Value) -> Reply {
 /// A complete text reply.
 pub fn text_reply(t: &str) -> Reply {
     Reply::Sse(vec![text(t), finish("stop"), usage(10, 5), done()])
+}
+
+/// A complete text reply reporting its token use.
+pub fn text_reply_using(t: &str, prompt: u64, completion: u64) -> Reply {
+    Reply::Sse(vec![
+        text(t),
+        finish("stop"),
+        usage(prompt, completion),
+        done(),
+    ])
+}
+
+/// An OpenAI-style error body.
+pub fn error_body(message: &str) -> String {
+    json!({"error": {"message": message}}).to_string()
+}
+
+/// A base URL on 127.0.0.1 where nothing listens (connections are refused).
+pub fn refusing_base_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    format!("http://127.0.0.1:{port}/v1")
 }
 
 /// The results of the tool calls in a Chat Completions request, in order.

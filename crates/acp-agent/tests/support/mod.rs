@@ -54,6 +54,15 @@ async fn read_request(
     Ok(Some((head, body)))
 }
 
+/// The agent binary cargo built for these tests: acp-agent's own, or the
+/// copy crate acp-e2e builds from the same main.rs (these helpers serve its
+/// tests too).
+pub fn agent_bin() -> &'static str {
+    option_env!("CARGO_BIN_EXE_acp-agent")
+        .or(option_env!("CARGO_BIN_EXE_acp-e2e-agent"))
+        .expect("tests are built with an acp-agent binary")
+}
+
 /// The agent binary started with `env` (and nothing else from ours but PATH).
 pub struct Running {
     pub conn: ClientSideConnection,
@@ -84,7 +93,7 @@ pub async fn start_agent_with(
     client: TestClient,
     data_dir: &Path,
 ) -> Running {
-    let mut cmd = AgentCommand::new(env!("CARGO_BIN_EXE_acp-agent"))
+    let mut cmd = AgentCommand::new(agent_bin())
         .arg("--data-dir")
         .arg(data_dir)
         .env_clear()
@@ -227,4 +236,48 @@ pub fn roles(request: &Value) -> Vec<String> {
         .iter()
         .map(|m| m["role"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// Makes `path` unwritable, even for root (`chattr +i` as root, `chmod`
+/// otherwise), until dropped; `None` if that cannot be done here.
+pub struct ReadOnly(PathBuf);
+
+/// Whether this process runs as root (a file it makes is root's).
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    tempfile::tempfile()
+        .and_then(|f| f.metadata())
+        .is_ok_and(|m| m.uid() == 0)
+}
+
+impl ReadOnly {
+    pub fn make(path: &Path) -> Option<ReadOnly> {
+        use std::os::unix::fs::PermissionsExt;
+        if !is_root() {
+            let mode = if path.is_dir() { 0o555 } else { 0o444 };
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).ok()?;
+            return Some(ReadOnly(path.to_path_buf()));
+        }
+        let ok = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(path)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| ReadOnly(path.to_path_buf()))
+    }
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        if is_root() {
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .arg(&self.0)
+                .status();
+        } else {
+            let mode = if self.0.is_dir() { 0o755 } else { 0o644 };
+            let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(mode));
+        }
+    }
 }

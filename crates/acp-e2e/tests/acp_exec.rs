@@ -1,56 +1,23 @@
-//! The agent in our own client: the built `acp` binary (crate `acp-cli`) runs
-//! `acp exec --agent "<acp-agent> --data-dir <tmp>"` against the mock model
-//! server, in a temporary HOME with a cleared environment. Files and commands
-//! go through `acp` (it offers `fs/*` and `terminal/*`).
+//! The agent in our own client: `acp exec --agent "<acp-agent> --data-dir
+//! <tmp>"` against the mock model server (acp-agent's test support), in a
+//! temporary HOME with a cleared environment. Files and commands go through
+//! `acp` (it offers `fs/*` and `terminal/*`). A model failure or a damaged
+//! store makes `acp exec` exit non-zero with the agent's message.
 //!
-//! `acp` is not a target of this crate. It is looked for in the target
-//! directory these tests were built in (`current_exe()/../..`), after one
-//! `$CARGO build -p acp-cli --bin acp` per test binary, so that it is fresh;
-//! if that build fails, an `acp` already there is used.
+//! Both programs are binaries of this crate built from their own `main.rs`
+//! (see Cargo.toml), so cargo has built them before these tests run.
 
+#[path = "../../acp-agent/tests/support/mod.rs"]
 mod support;
 
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::OnceLock;
 use std::time::Duration;
 use support::*;
 
-/// The `acp` binary, built once per test binary (other tests wait for it).
-fn acp_binary() -> &'static Path {
-    static ACP: OnceLock<PathBuf> = OnceLock::new();
-    ACP.get_or_init(|| {
-        // …/<target>/<profile>/deps/<this test> → …/<target>/<profile>/acp
-        let exe = std::env::current_exe().unwrap();
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("the test binary lies in <target>/<profile>/deps");
-        let target_dir = profile_dir.parent().expect("a target directory");
-        let acp = profile_dir.join(format!("acp{}", std::env::consts::EXE_SUFFIX));
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut build = std::process::Command::new(cargo);
-        build
-            .args(["build", "-p", "acp-cli", "--bin", "acp"])
-            .env("CARGO_TARGET_DIR", target_dir)
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            build.arg("--release");
-        }
-        let out = build.output().expect("cargo runs");
-        if !out.status.success() {
-            assert!(
-                acp.is_file(),
-                "could not build acp:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            eprintln!("warning: `cargo build -p acp-cli` failed; using the existing {acp:?}");
-        }
-        assert!(acp.is_file(), "no acp at {acp:?} after building it");
-        acp
-    })
-}
+/// The `acp` binary, built from acp-cli's main.rs.
+const ACP: &str = env!("CARGO_BIN_EXE_acp-e2e-acp");
 
 struct Exec {
     code: i32,
@@ -59,15 +26,15 @@ struct Exec {
 }
 
 /// Runs `acp exec ARGS… PROMPT` in `work`, with the agent keeping its data
-/// in `data`, against `mock`; the environment holds PATH, HOME and the model
-/// settings only.
-async fn acp_exec(mock: &MockLlm, home: &Path, work: &Path, args: &[&str], prompt: &str) -> Exec {
+/// in `home/agent-data`, against the model server at `base_url`; the
+/// environment holds PATH, HOME and the model settings only.
+async fn acp_exec(base_url: &str, home: &Path, work: &Path, args: &[&str], prompt: &str) -> Exec {
     let agent = format!(
         "'{}' --data-dir '{}'",
-        env!("CARGO_BIN_EXE_acp-agent"),
+        agent_bin(),
         home.join("agent-data").display()
     );
-    let mut cmd = tokio::process::Command::new(acp_binary());
+    let mut cmd = tokio::process::Command::new(ACP);
     cmd.arg("exec")
         .arg("--agent")
         .arg(&agent)
@@ -78,7 +45,7 @@ async fn acp_exec(mock: &MockLlm, home: &Path, work: &Path, args: &[&str], promp
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("OPENAI_BASE_URL", &mock.base_url)
+        .env("OPENAI_BASE_URL", base_url)
         .env("ACP_AGENT_MODEL", "openai:mock-model")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -124,7 +91,7 @@ async fn acp_exec_streams_the_answer_and_runs_tools_through_acp() {
     ])
     .await;
     let out = acp_exec(
-        &mock,
+        &mock.base_url,
         &home,
         &work,
         &["--approve-all"],
@@ -172,7 +139,14 @@ async fn acp_exec_deny_all_leaves_the_file_and_exits_5() {
         text_reply("The user declined."),
     ])
     .await;
-    let out = acp_exec(&mock, &home, &work, &["--deny-all"], "Overwrite hello.txt").await;
+    let out = acp_exec(
+        &mock.base_url,
+        &home,
+        &work,
+        &["--deny-all"],
+        "Overwrite hello.txt",
+    )
+    .await;
     let report = format!("--- stdout\n{}\n--- stderr\n{}", out.stdout, out.stderr);
     assert_eq!(out.code, 5, "{report}");
     assert_eq!(out.stdout, "The user declined.\n", "{report}");
@@ -190,4 +164,69 @@ async fn acp_exec_deny_all_leaves_the_file_and_exits_5() {
     );
     let results = tool_results(&mock.requests()[1]);
     assert!(results[0].contains("rejected"), "{results:?}");
+}
+
+#[tokio::test]
+async fn a_model_failure_makes_acp_exec_exit_1_with_the_providers_message() {
+    let (_dir, home, work) = sandbox();
+    let mock = MockLlm::start(vec![Reply::Status(
+        401,
+        error_body("Incorrect API key provided"),
+    )])
+    .await;
+    let out = acp_exec(&mock.base_url, &home, &work, &[], "hi").await;
+    let report = format!("--- stdout\n{}\n--- stderr\n{}", out.stdout, out.stderr);
+    assert_eq!(out.code, 1, "{report}");
+    assert!(
+        out.stderr.contains(
+            "acp: the agent answered session/prompt with an error: the model server answered \
+             HTTP 401: Incorrect API key provided (code -32603)"
+        ),
+        "{report}"
+    );
+    assert!(
+        out.stdout
+            .contains("⚠️ The turn stopped: the model server answered HTTP 401"),
+        "{report}"
+    );
+}
+
+#[tokio::test]
+async fn a_model_server_that_is_not_running_makes_acp_exec_exit_1() {
+    let (_dir, home, work) = sandbox();
+    let url = refusing_base_url();
+    let out = acp_exec(&url, &home, &work, &[], "hi").await;
+    let report = format!("--- stdout\n{}\n--- stderr\n{}", out.stdout, out.stderr);
+    assert_eq!(out.code, 1, "{report}");
+    assert!(
+        out.stderr.contains(
+            "acp: the agent answered session/prompt with an error: could not connect to the model server: "
+        ),
+        "{report}"
+    );
+}
+
+#[tokio::test]
+async fn a_damaged_store_makes_acp_exec_exit_1_saying_what_to_do() {
+    let (_dir, home, work) = sandbox();
+    let data = home.join("agent-data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("sessions.sqlite3"), b"").unwrap();
+    let mock = MockLlm::start(vec![text_reply("never")]).await;
+    let out = acp_exec(&mock.base_url, &home, &work, &[], "hi").await;
+    let report = format!("--- stdout\n{}\n--- stderr\n{}", out.stdout, out.stderr);
+    assert_eq!(out.code, 1, "{report}");
+    assert!(
+        out.stderr.contains(&format!(
+            "acp: the agent answered session/new with an error: The session store {} is empty (0 bytes): \
+             the sessions it held are gone.",
+            data.join("sessions.sqlite3").display()
+        )),
+        "{report}"
+    );
+    assert!(
+        out.stderr.contains("acp-agent --recover-store --data-dir"),
+        "{report}"
+    );
+    assert!(mock.requests().is_empty());
 }
