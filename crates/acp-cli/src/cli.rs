@@ -61,6 +61,9 @@ pub enum Command {
     /// editors that only start agents as subprocesses (Zed's
     /// `agent_servers`).
     Connect(ConnectArgs),
+    /// Check an agent (or a client) against the protocol: a conformance
+    /// suite with a report for people and for CI.
+    Check(crate::check::CheckArgs),
     /// Print a completion script for a shell (for example
     /// `acp completions bash > ~/.local/share/bash-completion/completions/acp`).
     Completions {

@@ -14,6 +14,7 @@
 
 pub mod auth;
 pub mod chat;
+pub mod check;
 pub mod cli;
 pub mod client;
 pub mod config;
@@ -55,8 +56,10 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         _ => {}
     }
     // These need no config file (a broken one must not stop a recording).
-    if let (Some(_), Command::Record(_) | Command::Trace(_) | Command::Mock(_)) =
-        (&cli.agent, &cli.command)
+    if let (
+        Some(_),
+        Command::Record(_) | Command::Trace(_) | Command::Mock(_) | Command::Check(_),
+    ) = (&cli.agent, &cli.command)
     {
         return Err(Failure::usage(
             "--agent is for exec and chat; acp record takes the agent's command line after --: \
@@ -67,6 +70,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Record(args) => return record::run(args).await,
         Command::Trace(args) => return trace::run(args),
         Command::Mock(args) => return mock::run(args),
+        Command::Check(args) => return check::run(args).await,
         other => other,
     };
     let (path, explicit) = match &cli.config {
@@ -118,7 +122,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
             let agent = pick_agent(&config, cli.agent.as_deref(), &cli.remote)?;
             chat::run(agent, args).await
         }
-        Command::Record(_) | Command::Trace(_) | Command::Mock(_) => {
+        Command::Record(_) | Command::Trace(_) | Command::Mock(_) | Command::Check(_) => {
             unreachable!("handled above")
         }
         Command::Serve(args) => serve::run(args).await,

@@ -5,7 +5,17 @@
 //! decodes into a complete capability set, and this crate always writes the
 //! defaulted fields out in full.
 
-use crate::util::{setters, wire_struct};
+#[cfg(feature = "unstable-providers")]
+use crate::ProvidersCapabilities;
+#[cfg(feature = "unstable-session-fork")]
+use crate::SessionForkCapabilities;
+#[cfg(feature = "unstable-system-prompt")]
+use crate::SessionSystemPromptCapabilities;
+#[cfg(feature = "unstable-session-title")]
+use crate::SessionTitleCapabilities;
+#[cfg(feature = "unstable-subagents")]
+use crate::SubagentCapabilities;
+use crate::util::{feature_setter, setters, wire_struct};
 use crate::{AuthMethod, Meta};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
@@ -199,6 +209,8 @@ wire_struct! {
         pub auth: AuthCapabilities = "auth" (LenientVal),
         /// Which elicitation modes the agent may use; absent means none.
         pub elicitation: Option<ElicitationCapabilities> = "elicitation" (Lenient),
+        /// Present if the client can show child sessions.
+        pub subagents: Option<SubagentCapabilities> = "subagents" (Lenient) if "unstable-subagents",
         /// Extension metadata.
         pub meta: Option<Meta> = "_meta" (MetaField),
     }
@@ -364,6 +376,8 @@ wire_struct! {
         pub session_capabilities: SessionCapabilities = "sessionCapabilities" (LenientVal),
         /// Authentication-related features of the agent.
         pub auth: AgentAuthCapabilities = "auth" (LenientVal),
+        /// Present if the agent supports the `providers/*` methods.
+        pub providers: Option<ProvidersCapabilities> = "providers" (Lenient) if "unstable-providers",
         /// Extension metadata.
         pub meta: Option<Meta> = "_meta" (MetaField),
     }
@@ -423,6 +437,9 @@ wire_struct! {
         pub http: bool = "http" (LenientVal),
         /// Whether the agent can connect to MCP servers over SSE.
         pub sse: bool = "sse" (LenientVal),
+        /// Whether the agent can use MCP servers the client provides over ACP
+        /// (`None`: not said, which means no).
+        pub acp: Option<bool> = "acp" (Lenient) if "unstable-mcp-over-acp",
         /// Extension metadata.
         pub meta: Option<Meta> = "_meta" (MetaField),
     }
@@ -455,6 +472,12 @@ wire_struct! {
         pub delete: Option<SessionDeleteCapabilities> = "delete" (Lenient),
         /// Present if the agent accepts `additionalDirectories` on session requests.
         pub additional_directories: Option<SessionAdditionalDirectoriesCapabilities> = "additionalDirectories" (Lenient),
+        /// Present if the agent accepts `systemPrompt` on session requests.
+        pub system_prompt: Option<SessionSystemPromptCapabilities> = "systemPrompt" (Lenient) if "unstable-system-prompt",
+        /// Present if the agent supports `session/fork`.
+        pub fork: Option<SessionForkCapabilities> = "fork" (Lenient) if "unstable-session-fork",
+        /// Present if the agent supports `session/set_title`.
+        pub title: Option<SessionTitleCapabilities> = "title" (Lenient) if "unstable-session-title",
         /// Present if the agent supports `session/resume`.
         pub resume: Option<SessionResumeCapabilities> = "resume" (Lenient),
         /// Present if the agent supports `session/close`.
@@ -470,6 +493,38 @@ impl SessionCapabilities {
         Self::default()
     }
 }
+
+feature_setter!(
+    "unstable-system-prompt",
+    SessionCapabilities {
+        system_prompt: SessionSystemPromptCapabilities
+    }
+);
+feature_setter!(
+    "unstable-session-fork",
+    SessionCapabilities {
+        fork: SessionForkCapabilities
+    }
+);
+feature_setter!(
+    "unstable-session-title",
+    SessionCapabilities {
+        title: SessionTitleCapabilities
+    }
+);
+feature_setter!(
+    "unstable-providers",
+    AgentCapabilities {
+        providers: ProvidersCapabilities
+    }
+);
+feature_setter!("unstable-mcp-over-acp", McpCapabilities { acp: bool });
+feature_setter!(
+    "unstable-subagents",
+    ClientCapabilities {
+        subagents: SubagentCapabilities
+    }
+);
 
 setters!(SessionCapabilities {
     opt {

@@ -54,6 +54,7 @@ pub mod rpc;
 pub mod session;
 pub mod terminal;
 pub mod tool_call;
+pub mod unstable;
 pub mod update;
 
 pub use auth::*;
@@ -74,5 +75,7 @@ pub use rpc::*;
 pub use session::*;
 pub use terminal::*;
 pub use tool_call::*;
+#[allow(unused_imports)] // empty without an unstable feature
+pub use unstable::*;
 pub use update::*;
 pub use util::{DecodeError, OrderedMap, decode, decode_value};

@@ -1,6 +1,8 @@
 //! MCP servers: how the client tells the agent which Model Context Protocol
 //! servers to connect to when it creates, loads or resumes a session.
 
+#[cfg(feature = "unstable-mcp-over-acp")]
+use crate::McpServerAcp;
 use crate::util::{setters, tagged_union, wire_struct};
 use crate::{EnvVariable, Meta};
 use std::borrow::Cow;
@@ -12,6 +14,9 @@ tagged_union! {
         "http" => Http(McpServerHttp),
         /// A server reached over server-sent events (needs `mcpCapabilities.sse`).
         "sse" => Sse(McpServerSse),
+        /// A server the client provides over the ACP connection (needs
+        /// `mcpCapabilities.acp`).
+        "acp" => Acp(McpServerAcp) if "unstable-mcp-over-acp",
     }
     default
     /// A server launched as a subprocess and spoken to over stdio (every agent
@@ -26,6 +31,8 @@ impl McpServer {
             McpServer::Stdio(s) => Some(Cow::Borrowed(&s.name)),
             McpServer::Http(s) => Some(Cow::Borrowed(&s.name)),
             McpServer::Sse(s) => Some(Cow::Borrowed(&s.name)),
+            #[cfg(feature = "unstable-mcp-over-acp")]
+            McpServer::Acp(s) => Some(Cow::Borrowed(&s.name)),
             McpServer::Other(map) => map.get_str("name"),
         }
     }
@@ -40,6 +47,13 @@ impl From<McpServerStdio> for McpServer {
 impl From<McpServerHttp> for McpServer {
     fn from(s: McpServerHttp) -> Self {
         McpServer::Http(s)
+    }
+}
+
+#[cfg(feature = "unstable-mcp-over-acp")]
+impl From<McpServerAcp> for McpServer {
+    fn from(s: McpServerAcp) -> Self {
+        McpServer::Acp(s)
     }
 }
 
@@ -207,10 +221,27 @@ mod tests {
         assert!(matches!(s, McpServer::Sse(_)));
         assert_eq!(serde_json::to_string(&s).unwrap(), sse);
 
-        let acp = r#"{"type":"acp","name":"a","id":"x"}"#;
-        let s: McpServer = crate::decode(acp).unwrap();
+        // Without `unstable-mcp-over-acp`, `acp` is a transport this version does not know.
+        #[cfg(not(feature = "unstable-mcp-over-acp"))]
+        {
+            let acp = r#"{"type":"acp","name":"a","id":"x"}"#;
+            let s: McpServer = crate::decode(acp).unwrap();
+            assert!(matches!(s, McpServer::Other(_)));
+            assert_eq!(serde_json::to_string(&s).unwrap(), acp);
+        }
+        #[cfg(feature = "unstable-mcp-over-acp")]
+        {
+            let acp = r#"{"type":"acp","name":"a","serverId":"x"}"#;
+            let s: McpServer = crate::decode(acp).unwrap();
+            assert_eq!(s, McpServer::Acp(crate::McpServerAcp::new("a", "x")));
+            assert_eq!(s.name().as_deref(), Some("a"));
+            assert_eq!(serde_json::to_string(&s).unwrap(), acp);
+        }
+        let unknown = r#"{"type":"_pipe","name":"p","fd":3}"#;
+        let s: McpServer = crate::decode(unknown).unwrap();
         assert!(matches!(s, McpServer::Other(_)));
-        assert_eq!(serde_json::to_string(&s).unwrap(), acp);
+        assert_eq!(s.name().as_deref(), Some("p"));
+        assert_eq!(serde_json::to_string(&s).unwrap(), unknown);
     }
 
     #[test]

@@ -9,8 +9,9 @@
 //! [`AgentRequest`], [`ClientResponse`], [`AgentNotification`] for the client side),
 //! which decode `(method, params)` pairs with the right type.
 //!
-//! Unstable methods will get their own tables behind one cargo feature per area
-//! (`unstable-fork`, `unstable-providers`, …), appended to these enums.
+//! The unstable methods of each enabled cargo feature (`unstable-session-fork`,
+//! `unstable-providers`, …; see [`crate::unstable`]) are appended to the same
+//! tables and enums, so a runtime that expands the tables gets them too.
 
 use crate::ext::{ExtNotification, ExtRequest, ExtResponse};
 use crate::{DecodeError, Error};
@@ -373,13 +374,9 @@ macro_rules! methods {
 #[macro_export]
 macro_rules! agent_methods {
     ($($callback:tt)+) => {
-        $($callback)+ ! {
-            /// Methods the agent handles: requests and notifications sent by the client.
-            table AGENT_METHODS handled_by AgentSide Agent;
-            /// Every request a client sends (the agent handles it).
-            requests ClientRequest;
-            /// Every successful response an agent sends.
-            responses AgentResponse {
+        $crate::__agent_methods_session_model! {
+            [$($callback)+]
+            {
                 /// `initialize`: negotiates the protocol version and exchanges
                 /// capabilities and implementation info. The first request of a
                 /// connection.
@@ -421,12 +418,152 @@ macro_rules! agent_methods {
                 /// still answers, with `cancelled`.
                 Prompt prompt = "session/prompt": PromptRequest => PromptResponse,
             }
-            /// Every notification a client sends (the agent handles it).
-            notifications ClientNotification {
+            {
                 /// `session/cancel`: cancels the session's prompt turn. The turn
                 /// still ends with a prompt response (stop reason `cancelled`).
                 Cancel cancel = "session/cancel": CancelNotification,
             }
+        }
+    };
+}
+
+// The unstable methods of the agent's table: each stage appends its lines
+// when its feature is on, then hands the table to the next. (The stages are
+// macros of this crate, so the features decide here, not in the crate that
+// expands the table.)
+
+#[cfg(feature = "unstable-session-model")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agent_methods_session_model {
+    ([$($cb:tt)+] { $($r:tt)* } { $($n:tt)* }) => {
+        $crate::__agent_methods_session_fork! { [$($cb)+] {
+            $($r)*
+            /// `session/set_model`: switches the session to one of the models
+            /// the agent offered in `models` (feature `unstable-session-model`).
+            SetSessionModel set_session_model = "session/set_model": SetSessionModelRequest => SetSessionModelResponse,
+        } { $($n)* } }
+    };
+}
+#[cfg(not(feature = "unstable-session-model"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agent_methods_session_model {
+    ([$($cb:tt)+] { $($r:tt)* } { $($n:tt)* }) => {
+        $crate::__agent_methods_session_fork! { [$($cb)+] { $($r)* } { $($n)* } }
+    };
+}
+
+#[cfg(feature = "unstable-session-fork")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agent_methods_session_fork {
+    ([$($cb:tt)+] { $($r:tt)* } { $($n:tt)* }) => {
+        $crate::__agent_methods_session_title! { [$($cb)+] {
+            $($r)*
+            /// `session/fork`: starts a new session from the context of an
+            /// existing one (when the agent advertises `sessionCapabilities.fork`;
+            /// feature `unstable-session-fork`).
+            ForkSession fork_session = "session/fork": ForkSessionRequest => ForkSessionResponse,
+        } { $($n)* } }
+    };
+}
+#[cfg(not(feature = "unstable-session-fork"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agent_methods_session_fork {
+    ([$($cb:tt)+] { $($r:tt)* } { $($n:tt)* }) => {
+        $crate::__agent_methods_session_title! { [$($cb)+] { $($r)* } { $($n)* } }
+    };
+}
+
+#[cfg(feature = "unstable-session-title")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agent_methods_session_title {
+    ([$($cb:tt)+] { $($r:tt)* } { $($n:tt)* }) => {
+        $crate::__agent_methods_providers! { [$($cb)+] {
+            $($r)*
+            /// `session/set_title`: gives a session the title the user chose
+            /// (when the agent advertises `sessionCapabilities.title`; feature
+            /// `unstable-session-title`).
+            SetSessionTitle set_session_title = "session/set_title": SetSessionTitleRequest => SetSessionTitleResponse,
+        } { $($n)* } }
+    };
+}
+#[cfg(not(feature = "unstable-session-title"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agent_methods_session_title {
+    ([$($cb:tt)+] { $($r:tt)* } { $($n:tt)* }) => {
+        $crate::__agent_methods_providers! { [$($cb)+] { $($r)* } { $($n)* } }
+    };
+}
+
+#[cfg(feature = "unstable-providers")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agent_methods_providers {
+    ([$($cb:tt)+] { $($r:tt)* } { $($n:tt)* }) => {
+        $crate::__agent_methods_mcp_over_acp! { [$($cb)+] {
+            $($r)*
+            /// `providers/list`: the LLM providers the agent can be configured
+            /// with (when it advertises `providers`; feature `unstable-providers`).
+            ListProviders list_providers = "providers/list": ListProvidersRequest => ListProvidersResponse,
+            /// `providers/set`: replaces the whole configuration of one provider
+            /// (feature `unstable-providers`).
+            SetProvider set_provider = "providers/set": SetProviderRequest => SetProviderResponse,
+            /// `providers/disable`: stops using one provider (feature
+            /// `unstable-providers`).
+            DisableProvider disable_provider = "providers/disable": DisableProviderRequest => DisableProviderResponse,
+        } { $($n)* } }
+    };
+}
+#[cfg(not(feature = "unstable-providers"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agent_methods_providers {
+    ([$($cb:tt)+] { $($r:tt)* } { $($n:tt)* }) => {
+        $crate::__agent_methods_mcp_over_acp! { [$($cb)+] { $($r)* } { $($n)* } }
+    };
+}
+
+#[cfg(feature = "unstable-mcp-over-acp")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agent_methods_mcp_over_acp {
+    ([$($cb:tt)+] { $($r:tt)* } { $($n:tt)* }) => {
+        $crate::__agent_methods_done! { [$($cb)+] { $($r)* } {
+            $($n)*
+            /// `mcp/message`: an MCP notification from a server the client
+            /// provides over ACP, for an MCP request in flight (feature
+            /// `unstable-mcp-over-acp`).
+            McpMessage mcp_message = "mcp/message": MessageMcpNotification,
+        } }
+    };
+}
+#[cfg(not(feature = "unstable-mcp-over-acp"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agent_methods_mcp_over_acp {
+    ([$($cb:tt)+] { $($r:tt)* } { $($n:tt)* }) => {
+        $crate::__agent_methods_done! { [$($cb)+] { $($r)* } { $($n)* } }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agent_methods_done {
+    ([$($cb:tt)+] { $($r:tt)* } { $($n:tt)* }) => {
+        $($cb)+ ! {
+            /// Methods the agent handles: requests and notifications sent by the client.
+            table AGENT_METHODS handled_by AgentSide Agent;
+            /// Every request a client sends (the agent handles it).
+            requests ClientRequest;
+            /// Every successful response an agent sends.
+            responses AgentResponse { $($r)* }
+            /// Every notification a client sends (the agent handles it).
+            notifications ClientNotification { $($n)* }
         }
     };
 }
@@ -437,13 +574,9 @@ macro_rules! agent_methods {
 #[macro_export]
 macro_rules! client_methods {
     ($($callback:tt)+) => {
-        $($callback)+ ! {
-            /// Methods the client handles: requests and notifications sent by the agent.
-            table CLIENT_METHODS handled_by ClientSide Client;
-            /// Every request an agent sends (the client handles it).
-            requests AgentRequest;
-            /// Every successful response a client sends.
-            responses ClientResponse {
+        $crate::__client_methods_mcp_over_acp! {
+            [$($callback)+]
+            {
                 /// `session/request_permission`: asks the user to allow a tool
                 /// call, offering the agent's options. After a `session/cancel`,
                 /// a client answers the turn's pending ones with the cancelled
@@ -476,8 +609,7 @@ macro_rules! client_methods {
                 /// `elicitation`).
                 CreateElicitation create_elicitation = "elicitation/create": CreateElicitationRequest => CreateElicitationResponse,
             }
-            /// Every notification an agent sends (the client handles it).
-            notifications AgentNotification {
+            {
                 /// `session/update`: streams a session's progress: message and
                 /// thought chunks, tool calls, plans, mode and config changes.
                 SessionUpdate session_notification = "session/update": SessionNotification,
@@ -485,6 +617,48 @@ macro_rules! client_methods {
                 /// it was asked for has finished.
                 CompleteElicitation complete_elicitation = "elicitation/complete": CompleteElicitationNotification,
             }
+        }
+    };
+}
+
+// The unstable methods of the client's table, as for the agent's.
+
+#[cfg(feature = "unstable-mcp-over-acp")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __client_methods_mcp_over_acp {
+    ([$($cb:tt)+] { $($r:tt)* } { $($n:tt)* }) => {
+        $crate::__client_methods_done! { [$($cb)+] {
+            $($r)*
+            /// `mcp/message`: one MCP request for a server the client provides
+            /// over ACP; the answer carries the MCP result or error (feature
+            /// `unstable-mcp-over-acp`).
+            McpMessage mcp_message = "mcp/message": MessageMcpRequest => MessageMcpResponse,
+        } { $($n)* } }
+    };
+}
+#[cfg(not(feature = "unstable-mcp-over-acp"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __client_methods_mcp_over_acp {
+    ([$($cb:tt)+] { $($r:tt)* } { $($n:tt)* }) => {
+        $crate::__client_methods_done! { [$($cb)+] { $($r)* } { $($n)* } }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __client_methods_done {
+    ([$($cb:tt)+] { $($r:tt)* } { $($n:tt)* }) => {
+        $($cb)+ ! {
+            /// Methods the client handles: requests and notifications sent by the agent.
+            table CLIENT_METHODS handled_by ClientSide Client;
+            /// Every request an agent sends (the client handles it).
+            requests AgentRequest;
+            /// Every successful response a client sends.
+            responses ClientResponse { $($r)* }
+            /// Every notification an agent sends (the client handles it).
+            notifications AgentNotification { $($n)* }
         }
     };
 }

@@ -1,7 +1,9 @@
 //! Prompt turns: the client sends the user's message with `session/prompt`, the
 //! agent streams progress as session updates and finally answers with why it stopped.
 
-use crate::util::{setters, string_enum, wire_struct};
+#[cfg(feature = "unstable-session-usage")]
+use crate::Usage;
+use crate::util::{feature_setter, setters, string_enum, wire_struct};
 use crate::{ContentBlock, Meta, SessionId};
 
 wire_struct! {
@@ -36,6 +38,8 @@ wire_struct! {
     pub struct PromptResponse {
         /// Why the agent stopped working on the turn.
         pub stop_reason: StopReason = "stopReason" (Req),
+        /// How many tokens the turn used.
+        pub usage: Option<Usage> = "usage" (Lenient) if "unstable-session-usage",
         /// Extension metadata.
         pub meta: Option<Meta> = "_meta" (MetaField),
     }
@@ -46,6 +50,8 @@ impl PromptResponse {
     pub fn new(stop_reason: impl Into<StopReason>) -> Self {
         PromptResponse {
             stop_reason: stop_reason.into(),
+            #[cfg(feature = "unstable-session-usage")]
+            usage: None,
             meta: None,
             extra: Default::default(),
         }
@@ -53,6 +59,7 @@ impl PromptResponse {
 }
 
 setters!(PromptResponse { opt { meta: Meta } });
+feature_setter!("unstable-session-usage", PromptResponse { usage: Usage });
 
 string_enum! {
     /// Why an agent ended a prompt turn.

@@ -4,7 +4,11 @@
 //! Paths (`cwd`, `additionalDirectories`) are absolute by the protocol's rules;
 //! these types carry them as strings and leave checking to the receiver.
 
-use crate::util::{id_type, setters, wire_struct};
+#[cfg(feature = "unstable-session-model")]
+use crate::SessionModelState;
+#[cfg(feature = "unstable-system-prompt")]
+use crate::SystemPrompt;
+use crate::util::{feature_setter, id_type, setters, wire_struct};
 use crate::{McpServer, Meta, SessionConfigOption};
 
 id_type!(
@@ -27,6 +31,8 @@ wire_struct! {
         pub additional_directories: Option<Vec<String>> = "additionalDirectories" (Opt),
         /// MCP servers the agent should connect to (`null` reads as none).
         pub mcp_servers: Vec<McpServer> = "mcpServers" (NullDflt),
+        /// Instructions for the session (needs `sessionCapabilities.systemPrompt`).
+        pub system_prompt: Option<SystemPrompt> = "systemPrompt" (Opt) if "unstable-system-prompt",
         /// Extension metadata.
         pub meta: Option<Meta> = "_meta" (MetaField),
     }
@@ -39,6 +45,8 @@ impl NewSessionRequest {
             cwd: cwd.into(),
             additional_directories: None,
             mcp_servers: Vec::new(),
+            #[cfg(feature = "unstable-system-prompt")]
+            system_prompt: None,
             meta: None,
             extra: Default::default(),
         }
@@ -49,6 +57,12 @@ setters!(NewSessionRequest {
     set { mcp_servers: Vec<McpServer> }
     opt { additional_directories: Vec<String>, meta: Meta }
 });
+feature_setter!(
+    "unstable-system-prompt",
+    NewSessionRequest {
+        system_prompt: SystemPrompt
+    }
+);
 
 wire_struct! {
     /// The result of `session/new`.
@@ -57,6 +71,8 @@ wire_struct! {
         pub session_id: SessionId = "sessionId" (Req),
         /// The available modes and the current one, if the agent has modes.
         pub modes: Option<SessionModeState> = "modes" (Lenient),
+        /// The models and the current one, if the agent offers a choice.
+        pub models: Option<SessionModelState> = "models" (Lenient) if "unstable-session-model",
         /// The session's config options and their values, if the agent has any.
         pub config_options: Option<Vec<SessionConfigOption>> = "configOptions" (ItemsOpt),
         /// Extension metadata.
@@ -70,6 +86,8 @@ impl NewSessionResponse {
         NewSessionResponse {
             session_id: session_id.into(),
             modes: None,
+            #[cfg(feature = "unstable-session-model")]
+            models: None,
             config_options: None,
             meta: None,
             extra: Default::default(),
@@ -80,6 +98,12 @@ impl NewSessionResponse {
 setters!(NewSessionResponse {
     opt { modes: SessionModeState, config_options: Vec<SessionConfigOption>, meta: Meta }
 });
+feature_setter!(
+    "unstable-session-model",
+    NewSessionResponse {
+        models: SessionModelState
+    }
+);
 
 wire_struct! {
     /// The `session/load` request: reopen a session and replay its history through
@@ -93,6 +117,8 @@ wire_struct! {
         pub additional_directories: Option<Vec<String>> = "additionalDirectories" (Opt),
         /// The session to load.
         pub session_id: SessionId = "sessionId" (Req),
+        /// Instructions for the session (needs `sessionCapabilities.systemPrompt`).
+        pub system_prompt: Option<SystemPrompt> = "systemPrompt" (Opt) if "unstable-system-prompt",
         /// Extension metadata.
         pub meta: Option<Meta> = "_meta" (MetaField),
     }
@@ -106,6 +132,8 @@ impl LoadSessionRequest {
             cwd: cwd.into(),
             additional_directories: None,
             session_id: session_id.into(),
+            #[cfg(feature = "unstable-system-prompt")]
+            system_prompt: None,
             meta: None,
             extra: Default::default(),
         }
@@ -116,6 +144,12 @@ setters!(LoadSessionRequest {
     set { mcp_servers: Vec<McpServer> }
     opt { additional_directories: Vec<String>, meta: Meta }
 });
+feature_setter!(
+    "unstable-system-prompt",
+    LoadSessionRequest {
+        system_prompt: SystemPrompt
+    }
+);
 
 wire_struct! {
     /// The result of `session/load`, sent after the history has been replayed.
@@ -123,6 +157,8 @@ wire_struct! {
     pub struct LoadSessionResponse {
         /// The available modes and the current one, if the agent has modes.
         pub modes: Option<SessionModeState> = "modes" (Lenient),
+        /// The models and the current one, if the agent offers a choice.
+        pub models: Option<SessionModelState> = "models" (Lenient) if "unstable-session-model",
         /// The session's config options and their values, if the agent has any.
         pub config_options: Option<Vec<SessionConfigOption>> = "configOptions" (ItemsOpt),
         /// Extension metadata.
@@ -140,6 +176,12 @@ impl LoadSessionResponse {
 setters!(LoadSessionResponse {
     opt { modes: SessionModeState, config_options: Vec<SessionConfigOption>, meta: Meta }
 });
+feature_setter!(
+    "unstable-session-model",
+    LoadSessionResponse {
+        models: SessionModelState
+    }
+);
 
 wire_struct! {
     /// The `session/resume` request: reopen a session without replaying its history
@@ -153,6 +195,8 @@ wire_struct! {
         pub additional_directories: Option<Vec<String>> = "additionalDirectories" (Opt),
         /// MCP servers the agent should connect to.
         pub mcp_servers: Option<Vec<McpServer>> = "mcpServers" (Opt),
+        /// Instructions for the session (needs `sessionCapabilities.systemPrompt`).
+        pub system_prompt: Option<SystemPrompt> = "systemPrompt" (Opt) if "unstable-system-prompt",
         /// Extension metadata.
         pub meta: Option<Meta> = "_meta" (MetaField),
     }
@@ -166,6 +210,8 @@ impl ResumeSessionRequest {
             cwd: cwd.into(),
             additional_directories: None,
             mcp_servers: None,
+            #[cfg(feature = "unstable-system-prompt")]
+            system_prompt: None,
             meta: None,
             extra: Default::default(),
         }
@@ -175,6 +221,12 @@ impl ResumeSessionRequest {
 setters!(ResumeSessionRequest {
     opt { additional_directories: Vec<String>, mcp_servers: Vec<McpServer>, meta: Meta }
 });
+feature_setter!(
+    "unstable-system-prompt",
+    ResumeSessionRequest {
+        system_prompt: SystemPrompt
+    }
+);
 
 wire_struct! {
     /// The result of `session/resume`.
@@ -182,6 +234,8 @@ wire_struct! {
     pub struct ResumeSessionResponse {
         /// The available modes and the current one, if the agent has modes.
         pub modes: Option<SessionModeState> = "modes" (Lenient),
+        /// The models and the current one, if the agent offers a choice.
+        pub models: Option<SessionModelState> = "models" (Lenient) if "unstable-session-model",
         /// The session's config options and their values, if the agent has any.
         pub config_options: Option<Vec<SessionConfigOption>> = "configOptions" (ItemsOpt),
         /// Extension metadata.
@@ -199,6 +253,12 @@ impl ResumeSessionResponse {
 setters!(ResumeSessionResponse {
     opt { modes: SessionModeState, config_options: Vec<SessionConfigOption>, meta: Meta }
 });
+feature_setter!(
+    "unstable-session-model",
+    ResumeSessionResponse {
+        models: SessionModelState
+    }
+);
 
 wire_struct! {
     /// The `session/close` request: cancel the session's work and free its resources

@@ -24,6 +24,54 @@ fn all_methods() -> impl Iterator<Item = &'static MethodInfo> {
         .chain(PROTOCOL_METHODS)
 }
 
+/// The unstable methods: the cargo feature that adds each to the tables, and
+/// the unstable schema that defines it.
+const UNSTABLE_METHODS: &[(&str, &str, SchemaFile)] = &[
+    (
+        "session/set_model",
+        "unstable-session-model",
+        SchemaFile::SeedUnstable,
+    ),
+    (
+        "session/fork",
+        "unstable-session-fork",
+        SchemaFile::NpmUnstable,
+    ),
+    (
+        "session/set_title",
+        "unstable-session-title",
+        SchemaFile::NpmUnstable,
+    ),
+    (
+        "providers/list",
+        "unstable-providers",
+        SchemaFile::NpmUnstable,
+    ),
+    (
+        "providers/set",
+        "unstable-providers",
+        SchemaFile::NpmUnstable,
+    ),
+    (
+        "providers/disable",
+        "unstable-providers",
+        SchemaFile::NpmUnstable,
+    ),
+    (
+        "mcp/message",
+        "unstable-mcp-over-acp",
+        SchemaFile::NpmUnstable,
+    ),
+];
+
+/// The methods the unstable schemas define on both sides: `mcp/message` is a
+/// request the client handles and a notification the agent handles.
+const TWO_SIDED: &[&str] = &["mcp/message"];
+
+fn unstable_method(method: &str) -> Option<&'static (&'static str, &'static str, SchemaFile)> {
+    UNSTABLE_METHODS.iter().find(|(m, _, _)| *m == method)
+}
+
 fn raw(json: &str) -> Box<RawValue> {
     RawValue::from_string(json.to_string()).expect("valid JSON")
 }
@@ -112,8 +160,17 @@ fn tables_match_the_schemas() {
                 problems.push(format!("{label}: {method} kind {:?}", info.kind));
             }
         }
-        // And nothing in the tables that the schema lacks.
+        // And nothing in the tables that the schema lacks (but the unstable
+        // methods of the features this build has; see the next test).
         for info in all_methods() {
+            if let Some((_, feature, _)) = unstable_method(info.method) {
+                assert!(
+                    feature_enabled(feature),
+                    "{} is in the tables without `{feature}`",
+                    info.method
+                );
+                continue;
+            }
             if !methods.contains_key(info.method) {
                 problems.push(format!(
                     "{label}: the tables list {} which the schema lacks",
@@ -125,6 +182,107 @@ fn tables_match_the_schemas() {
     assert!(
         problems.is_empty(),
         "method tables disagree with the schemas:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+/// What an unstable schema says about a method on one side, as a request or
+/// as a notification: params and response definitions (a method may be
+/// defined on both sides, or as both kinds).
+fn sided_schema_methods(file: SchemaFile) -> BTreeMap<(String, String, bool), SchemaMethod> {
+    let mut out: BTreeMap<(String, String, bool), SchemaMethod> = BTreeMap::new();
+    for (name, d) in defs(file) {
+        let Some(method) = d.get("x-method").and_then(Value::as_str) else {
+            continue;
+        };
+        let side = d.get("x-side").and_then(Value::as_str).unwrap_or_default();
+        let notification = name.ends_with("Notification");
+        let entry = out
+            .entry((method.to_string(), side.to_string(), notification))
+            .or_default();
+        entry.side = side.to_string();
+        let slot = if name.ends_with("Response") {
+            &mut entry.response
+        } else {
+            &mut entry.params
+        };
+        assert!(slot.is_none(), "{}: {method} ({side}) twice", file.label());
+        *slot = Some(name.clone());
+    }
+    out
+}
+
+#[test]
+fn unstable_tables_match_the_unstable_schemas() {
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for (method, feature, file) in UNSTABLE_METHODS {
+        let schema = sided_schema_methods(*file);
+        let listed: Vec<&MethodInfo> = all_methods().filter(|m| m.method == *method).collect();
+        if !feature_enabled(feature) {
+            if !listed.is_empty() {
+                problems.push(format!("{method} is listed without `{feature}`"));
+            }
+            continue;
+        }
+        let sides: Vec<&SchemaMethod> = schema
+            .iter()
+            .filter(|((m, _, _), _)| m == method)
+            .map(|(_, sm)| sm)
+            .collect();
+        if sides.is_empty() {
+            problems.push(format!("{}: no {method}", file.label()));
+        }
+        if sides.len() != listed.len() {
+            problems.push(format!(
+                "{method}: {} sides in {}, {} lines in the tables",
+                sides.len(),
+                file.label(),
+                listed.len()
+            ));
+        }
+        for info in listed {
+            checked += 1;
+            let key = (
+                method.to_string(),
+                info.handled_by.as_str().to_string(),
+                info.kind == MethodKind::Notification,
+            );
+            let Some(sm) = schema.get(&key) else {
+                problems.push(format!(
+                    "{method}: handled by {} in the table, not in {}",
+                    info.handled_by.as_str(),
+                    file.label()
+                ));
+                continue;
+            };
+            if Some(info.params) != sm.params.as_deref() || info.response != sm.response.as_deref()
+            {
+                problems.push(format!(
+                    "{method}: {} => {:?} in the table, {:?} => {:?} in {}",
+                    info.params,
+                    info.response,
+                    sm.params,
+                    sm.response,
+                    file.label()
+                ));
+            }
+            let kind = if sm.response.is_some() {
+                MethodKind::Request
+            } else {
+                MethodKind::Notification
+            };
+            if info.kind != kind {
+                problems.push(format!("{method}: kind {:?}", info.kind));
+            }
+        }
+    }
+    // Every method of the features' unstable schema files is one of these, or
+    // a method of an area this crate does not type.
+    eprintln!("{checked} unstable table lines checked");
+    assert!(
+        problems.is_empty(),
+        "unstable method tables disagree with the schemas:\n  {}",
         problems.join("\n  ")
     );
 }
@@ -170,7 +328,13 @@ fn every_meta_json_method_is_listed() {
 #[test]
 fn no_method_is_listed_twice() {
     let mut seen = BTreeSet::new();
+    let mut twice = 0;
     for info in all_methods() {
+        if TWO_SIDED.contains(&info.method) && seen.contains(info.method) {
+            // Defined by the schema on both sides: once per table.
+            twice += 1;
+            continue;
+        }
         assert!(seen.insert(info.method), "{} is listed twice", info.method);
         assert!(
             !info.method.starts_with('_'),
@@ -179,7 +343,7 @@ fn no_method_is_listed_twice() {
         );
     }
     assert_eq!(
-        seen.len(),
+        seen.len() + twice,
         AGENT_METHODS.len() + CLIENT_METHODS.len() + PROTOCOL_METHODS.len()
     );
     assert_eq!(PROTOCOL_METHODS.len(), 1);
@@ -187,16 +351,19 @@ fn no_method_is_listed_twice() {
         method_info("$/cancel_request").map(|m| m.handled_by),
         Some(Side::Protocol)
     );
-    assert!(
-        method_info("session/fork").is_none(),
-        "unstable methods stay out of the stable tables"
+    assert_eq!(
+        method_info("session/fork").is_some(),
+        feature_enabled("unstable-session-fork"),
+        "unstable methods stay out of the tables without their feature"
     );
 }
 
-/// The first exact (non-lenient, non-normalising) corpus example of `def`.
+/// The first exact (non-lenient, non-normalising) corpus example of `def`
+/// (the unstable corpus holds those of the unstable methods).
 fn sample(def: &str) -> String {
     corpus()
         .iter()
+        .chain(unstable_corpus())
         .find(|ex| ex.def == def && ex.lenient == Lenient::No && ex.expect.is_none())
         .map(|ex| ex.input_text())
         .unwrap_or_else(|| panic!("no exact corpus example of {def}"))
@@ -273,17 +440,26 @@ fn routing_enums_decode_every_method() {
                 problems.push(e);
             }
         }
-        // A method is routed by one side only.
-        let other_side_knows = match info.handled_by {
-            Side::Agent => {
-                AgentRequest::decode(info.method, None).is_ok()
-                    || AgentNotification::decode(info.method, None).is_ok()
+        // A method is routed by one side only (the two-sided ones: as a
+        // request by one, as a notification by the other).
+        let (other_request, other_notification) = match info.handled_by {
+            Side::Agent => (
+                AgentRequest::decode(info.method, None).is_ok(),
+                AgentNotification::decode(info.method, None).is_ok(),
+            ),
+            Side::Client => (
+                ClientRequest::decode(info.method, None).is_ok(),
+                ClientNotification::decode(info.method, None).is_ok(),
+            ),
+            Side::Protocol => (false, false),
+        };
+        let other_side_knows = if TWO_SIDED.contains(&info.method) {
+            match info.kind {
+                MethodKind::Request => other_request,
+                MethodKind::Notification => other_notification,
             }
-            Side::Client => {
-                ClientRequest::decode(info.method, None).is_ok()
-                    || ClientNotification::decode(info.method, None).is_ok()
-            }
-            Side::Protocol => false,
+        } else {
+            other_request || other_notification
         };
         if other_side_knows {
             problems.push(format!("{} is also routed by the other side", info.method));
@@ -299,14 +475,17 @@ fn routing_enums_decode_every_method() {
 #[test]
 fn unknown_methods_are_rejected() {
     let p = raw("{}");
-    for method in [
-        "session/fork",
+    let unstable_off = UNSTABLE_METHODS
+        .iter()
+        .filter(|(_, feature, _)| !feature_enabled(feature))
+        .map(|(m, _, _)| *m);
+    for method in unstable_off.chain([
         "nes/start",
         "",
         "Session/Prompt",
         "$/progress",
         "initialize ",
-    ] {
+    ]) {
         assert_eq!(
             ClientRequest::decode(method, Some(&p)).unwrap_err(),
             ParamsError::UnknownMethod(method.to_string())

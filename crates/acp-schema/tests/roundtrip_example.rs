@@ -126,9 +126,19 @@ fn reports_errors_with_field_paths() {
             r#"{"method":"session/prompt","kind":"result","value":{"stopReason":1}}"#,
             r#"{"ok":false,"error":"stopReason: invalid type: integer `1`, expected a string"}"#,
         ),
+        #[cfg(not(feature = "unstable-session-fork"))]
         (
             r#"{"method":"session/fork","kind":"params","value":{}}"#,
             r#"{"ok":false,"error":"unknown method `session/fork`"}"#,
+        ),
+        #[cfg(feature = "unstable-session-fork")]
+        (
+            r#"{"method":"session/fork","kind":"params","value":{}}"#,
+            r#"{"ok":false,"error":"missing field `sessionId`"}"#,
+        ),
+        (
+            r#"{"method":"nes/start","kind":"params","value":{}}"#,
+            r#"{"ok":false,"error":"unknown method `nes/start`"}"#,
         ),
         (
             r#"{"method":"session/cancel","kind":"result","value":{}}"#,

@@ -324,7 +324,12 @@ fn every_enum_value_is_covered() {
 /// The properties a definition may have: its own, its alternatives' and those of
 /// the definitions its alternatives pull in with `allOf: [{$ref}]`.
 fn all_properties(schema: &Value) -> BTreeMap<String, Value> {
-    let defs = defs(SchemaFile::Npm);
+    all_properties_in(SchemaFile::Npm, schema)
+}
+
+/// [`all_properties`] for a definition of `file`.
+fn all_properties_in(file: SchemaFile, schema: &Value) -> BTreeMap<String, Value> {
+    let defs = defs(file);
     let mut out = BTreeMap::new();
     let mut add = |s: &Value| {
         if let Some(props) = s.get("properties").and_then(Value::as_object) {
@@ -533,4 +538,271 @@ fn validators_are_wired_to_the_right_definitions() {
         ),
         Some(true)
     );
+}
+
+// ---------------------------------------------------------------------------
+// The unstable surface (tests/corpus/unstable/), checked against the unstable
+// schema each example names. With the example's feature on, the round trip is
+// exact and both sides validate like the stable corpus; with it off, the
+// members the types do not know are kept, so the output is the same JSON
+// (member order aside), and only a method this build does not know fails, as
+// an unknown method.
+
+#[test]
+fn unstable_examples_round_trip_with_their_feature_on_or_off() {
+    let validators = Validators::get();
+    let mut failures = Failures::default();
+    let mut typed = 0;
+    for ex in unstable_corpus() {
+        let feature = ex
+            .feature
+            .as_deref()
+            .expect("unstable examples name a feature");
+        let file = ex.schema.expect("unstable examples name a schema");
+        let input = ex.input_text();
+        let Some(v) = validators.def(file, &ex.def) else {
+            failures.push(format!(
+                "{}: {} has no def {}",
+                ex.id(),
+                file.label(),
+                ex.def
+            ));
+            continue;
+        };
+        let input_ok = v.is_valid(&ex.value);
+        match ex.lenient {
+            Lenient::No if !input_ok => failures.push(format!(
+                "{}: input invalid against {}: {:?}",
+                ex.id(),
+                file.label(),
+                validators.errors(file, &ex.def, &ex.value)
+            )),
+            Lenient::Fallback | Lenient::Verbatim if input_ok => failures.push(format!(
+                "{}: marked lenient but the input is valid against {}",
+                ex.id(),
+                file.label()
+            )),
+            _ => {}
+        }
+        let result = roundtrip(&ex.def, ex.method.as_deref(), &input);
+        if feature_enabled(feature) {
+            typed += 1;
+            let out = match result {
+                Some(Ok(out)) => out,
+                Some(Err(e)) => {
+                    failures.push(format!(
+                        "{}: decode failed: {e}\n      input: {input}",
+                        ex.id()
+                    ));
+                    continue;
+                }
+                None => {
+                    failures.push(format!("{}: no Rust counterpart for {}", ex.id(), ex.def));
+                    continue;
+                }
+            };
+            if out != ex.expected_text() {
+                failures.push(format!(
+                    "{}: output differs\n      input:    {input}\n      expected: {}\n      output:   {out}",
+                    ex.id(),
+                    ex.expected_text()
+                ));
+            }
+            let output: Value = serde_json::from_str(&out).expect("the output is JSON");
+            if ex.lenient != Lenient::Verbatim && !v.is_valid(&output) {
+                failures.push(format!(
+                    "{}: output invalid against {}: {:?}\n      output: {out}",
+                    ex.id(),
+                    file.label(),
+                    validators.errors(file, &ex.def, &output)
+                ));
+            }
+        } else {
+            match result {
+                // An unstable-only type: not in this build.
+                None => {}
+                Some(Ok(out)) => {
+                    let output: Value = serde_json::from_str(&out).expect("the output is JSON");
+                    if output != ex.value {
+                        failures.push(format!(
+                            "{}: without `{feature}` the JSON changed\n      input:  {input}\n      output: {out}",
+                            ex.id()
+                        ));
+                    }
+                }
+                Some(Err(Failure::Decode(e))) if e.message.contains("unknown method") => {}
+                Some(Err(e)) => failures.push(format!(
+                    "{}: without `{feature}`: {e}\n      input: {input}",
+                    ex.id()
+                )),
+            }
+        }
+    }
+    eprintln!(
+        "{typed} of {} unstable examples typed in this build",
+        unstable_corpus().len()
+    );
+    failures.finish("unstable corpus examples failed");
+}
+
+#[test]
+fn unstable_corpus_is_well_formed() {
+    let mut failures = Failures::default();
+    let mut seen = BTreeSet::new();
+    for ex in unstable_corpus() {
+        if !seen.insert((ex.def.clone(), ex.name.clone())) {
+            failures.push(format!("{}: duplicate name", ex.id()));
+        }
+        if ex.ordered_expect.as_ref().map(ordered_text) == Some(ex.input_text()) {
+            failures.push(format!("{}: `expect` equals `value`; drop it", ex.id()));
+        }
+        let is_response = ex.def == "AgentResponse" || ex.def == "ClientResponse";
+        if is_response != ex.method.is_some() {
+            failures.push(format!(
+                "{}: `method` is for response envelopes only, and they need it",
+                ex.id()
+            ));
+        }
+        // An unstable-only def belongs to one feature, the (first) one named.
+        if let Some((_, feature)) = UNSTABLE_DEFS.iter().find(|(d, _)| *d == ex.def) {
+            if Some(*feature) != ex.feature.as_deref().and_then(|f| f.split('+').next()) {
+                failures.push(format!("{}: {} is typed by `{feature}`", ex.id(), ex.def));
+            }
+        }
+    }
+    failures.finish("malformed unstable corpus entries");
+}
+
+/// The unstable schema that defines an unstable-only type: the newest, but
+/// session models exist only in v0.10's.
+fn unstable_home(def_name: &str) -> SchemaFile {
+    let feature = UNSTABLE_DEFS
+        .iter()
+        .find(|(d, _)| *d == def_name)
+        .map(|(_, f)| *f);
+    if feature == Some("unstable-session-model") {
+        SchemaFile::SeedUnstable
+    } else {
+        SchemaFile::NpmUnstable
+    }
+}
+
+fn unstable_examples_of(def_name: &str) -> impl Iterator<Item = &'static Example> + '_ {
+    unstable_corpus()
+        .iter()
+        .filter(move |ex| ex.def == def_name)
+}
+
+#[test]
+fn every_unstable_def_is_typed_or_listed_as_not() {
+    let mut failures = Failures::default();
+    // Every unstable-only type of the newest schema (and v0.10's session
+    // models) is typed behind a feature or listed as not typed.
+    let stable: BTreeSet<&String> = defs(SchemaFile::Npm).keys().collect();
+    let untyped: BTreeSet<&str> = UNTYPED_UNSTABLE_DEFS
+        .iter()
+        .flat_map(|(_, names)| names.iter().copied())
+        .collect();
+    for name in defs(SchemaFile::NpmUnstable).keys() {
+        if stable.contains(name) {
+            continue;
+        }
+        let typed = UNSTABLE_DEFS.iter().any(|(d, _)| d == name);
+        if typed == untyped.contains(name.as_str()) {
+            failures.push(format!(
+                "{name}: {}",
+                if typed {
+                    "both typed and listed as untyped"
+                } else {
+                    "neither typed nor listed as untyped"
+                }
+            ));
+        }
+    }
+    for (name, _) in UNSTABLE_DEFS {
+        let home = unstable_home(name);
+        if def(home, name).is_none() {
+            failures.push(format!("{name}: not a def of {}", home.label()));
+        }
+        if unstable_examples_of(name).next().is_none() {
+            failures.push(format!("{name}: no example"));
+        }
+        if unstable_examples_of(name).any(|ex| ex.schema != Some(home)) {
+            failures.push(format!(
+                "{name}: examples are checked against {}",
+                home.label()
+            ));
+        }
+    }
+    failures.finish("unstable definitions not covered");
+}
+
+/// With every feature on, the unstable types are covered like the stable ones:
+/// every union alternative, enum value and property of each appears in an
+/// example, and `_meta` with nested content.
+#[cfg(feature = "unstable")]
+#[test]
+fn every_unstable_alternative_value_and_property_is_covered() {
+    let validators = Validators::get();
+    let mut failures = Failures::default();
+    let mut alternatives_checked = 0;
+    for (name, _) in UNSTABLE_DEFS {
+        let file = unstable_home(name);
+        let schema =
+            def(file, name).expect("checked by every_unstable_def_is_typed_or_listed_as_not");
+        let inputs: Vec<&Value> = unstable_examples_of(name)
+            .filter(|ex| ex.lenient == Lenient::No)
+            .map(|ex| &ex.value)
+            .collect();
+        for union in unions_of(name, schema) {
+            let offered: Vec<&Value> = match &union.property {
+                None => inputs.clone(),
+                Some(p) => inputs.iter().filter_map(|v| v.get(p)).collect(),
+            };
+            for (pointer, alt) in &union.alternatives {
+                alternatives_checked += 1;
+                let validator = validators
+                    .pointer(file, pointer)
+                    .unwrap_or_else(|| panic!("no validator at {pointer}"));
+                if !offered.iter().any(|v| validator.is_valid(v)) {
+                    failures.push(format!(
+                        "{} {}: alternative `{}` ({pointer})",
+                        file.label(),
+                        union.label,
+                        alt_label(alt)
+                    ));
+                }
+            }
+        }
+        let mut consts = Vec::new();
+        inline_consts(schema, &mut consts);
+        for c in consts {
+            if !unstable_examples_of(name).any(|ex| contains_value(&ex.value, &c)) {
+                failures.push(format!("{} {name}: value {c}", file.label()));
+            }
+        }
+        for prop in all_properties_in(file, schema).keys() {
+            let present = unstable_examples_of(name)
+                .any(|ex| ex.value.get(prop).is_some_and(|v| !v.is_null()));
+            if !present {
+                failures.push(format!("{name}.{prop} never appears"));
+            }
+            if prop == "_meta" {
+                let nested = unstable_examples_of(name).any(|ex| {
+                    ex.value
+                        .get("_meta")
+                        .and_then(Value::as_object)
+                        .is_some_and(|m| m.values().any(|v| v.is_object() || v.is_array()))
+                });
+                if !nested {
+                    failures.push(format!("{name}._meta never appears with nested content"));
+                }
+            }
+        }
+    }
+    assert!(
+        alternatives_checked > 10,
+        "suspiciously few alternatives ({alternatives_checked})"
+    );
+    failures.finish("unstable coverage gaps");
 }

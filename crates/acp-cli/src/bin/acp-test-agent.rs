@@ -742,6 +742,10 @@ impl Agent for TestAgent {
         cx: RequestContext<AgentSide>,
     ) -> Result<PromptResponse, Error> {
         log("session/prompt");
+        if !self.cwds.lock().unwrap().contains_key(&req.session_id) {
+            return Err(Error::resource_not_found(None)
+                .data(format!("no session {} on this agent", req.session_id)));
+        }
         let stop = self.turn(&req.session_id, &req, &cx.cancellation()).await?;
         if extras_on() {
             let turns = {

@@ -11,6 +11,8 @@ use crate::{
     ContentBlock, Meta, Plan, SessionConfigOption, SessionId, SessionModeId, ToolCall,
     ToolCallUpdate,
 };
+#[cfg(feature = "unstable-subagents")]
+use crate::{SessionMessage, SessionMessageChunk, SubagentUpdate};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::borrow::Cow;
 
@@ -77,6 +79,13 @@ tagged_union! {
         /// A block appended to a compaction's summary (needs the `session.compaction`
         /// client capability).
         "compaction_summary_chunk" => CompactionSummaryChunk(CompactionSummaryChunk),
+        /// The session created or changed a child session (needs the
+        /// `subagents` client capability).
+        "subagent_update" => SubagentUpdate(SubagentUpdate) if "unstable-subagents",
+        /// A message between sessions, created or replaced whole.
+        "session_message" => SessionMessage(SessionMessage) if "unstable-subagents",
+        /// A block streamed into a message between sessions.
+        "session_message_chunk" => SessionMessageChunk(SessionMessageChunk) if "unstable-subagents",
     }
 }
 
@@ -114,6 +123,12 @@ impl SessionUpdate {
             SessionUpdate::Notice(_) => "notice",
             SessionUpdate::CompactionUpdate(_) => "compaction_update",
             SessionUpdate::CompactionSummaryChunk(_) => "compaction_summary_chunk",
+            #[cfg(feature = "unstable-subagents")]
+            SessionUpdate::SubagentUpdate(_) => "subagent_update",
+            #[cfg(feature = "unstable-subagents")]
+            SessionUpdate::SessionMessage(_) => "session_message",
+            #[cfg(feature = "unstable-subagents")]
+            SessionUpdate::SessionMessageChunk(_) => "session_message_chunk",
             SessionUpdate::Other(map) => match map.get_str("sessionUpdate") {
                 Some(Cow::Borrowed(tag)) => tag,
                 _ => "",
@@ -132,6 +147,9 @@ macro_rules! into_update {
         }
     )*};
 }
+
+#[cfg(feature = "unstable-subagents")]
+into_update!(SubagentUpdate, SessionMessage, SessionMessageChunk);
 
 into_update!(
     ToolCall,

@@ -273,6 +273,25 @@ macro_rules! setters {
 }
 pub(crate) use setters;
 
+/// A chainable setter for an `Option` field that only exists with a cargo
+/// feature: `feature_setter!("feature", Type { field: FieldType })`.
+macro_rules! feature_setter {
+    ($feat:literal, $name:ident { $( $field:ident : $ty:ty ),* $(,)? }) => {
+        #[cfg(feature = $feat)]
+        impl $name {
+            $(
+                #[doc = concat!("Sets `", stringify!($field), "` (feature `", $feat, "`).")]
+                #[must_use]
+                pub fn $field(mut self, value: impl Into<$ty>) -> Self {
+                    self.$field = Some(value.into());
+                    self
+                }
+            )*
+        }
+    };
+}
+pub(crate) use feature_setter;
+
 /// A JSON object with values of one type that keeps its keys in the order they
 /// were received or inserted (form fields are shown in this order). A key that
 /// occurs twice keeps its first position and its last value.

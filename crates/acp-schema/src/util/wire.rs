@@ -595,6 +595,9 @@ pub(crate) mod mode {
     pub(crate) struct PatchItems;
     /// A [`Flat`] part: its members sit next to the struct's own.
     pub(crate) struct Flatten;
+    /// Any JSON, kept raw (`null` included, as `Some`); `None` when absent.
+    #[allow(dead_code)] // used by unstable types
+    pub(crate) struct Raw;
 }
 
 fn write_some<T: Serialize, M: SerializeMap>(
@@ -905,6 +908,26 @@ impl<T: Tolerant + Serialize> Mode<Option<Option<Vec<T>>>> for mode::PatchItems 
     }
 }
 
+impl Mode<Option<RawJson>> for mode::Raw {
+    fn decode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RawJson>, D::Error> {
+        RawJson::deserialize(d).map(Some)
+    }
+    fn finish<E: de::Error>(
+        slot: Option<Option<RawJson>>,
+        _: &'static str,
+        _: &mut Entries,
+    ) -> Result<Option<RawJson>, E> {
+        Ok(slot.flatten())
+    }
+    fn write<M: SerializeMap>(
+        value: &Option<RawJson>,
+        wire: &'static str,
+        map: &mut M,
+    ) -> Result<(), M::Error> {
+        write_some(value, wire, map)
+    }
+}
+
 impl<T: Flat> Mode<T> for mode::Flatten {
     const FLAT: bool = true;
     fn decode<'de, D: Deserializer<'de>>(_: D) -> Result<T, D::Error> {
@@ -943,7 +966,7 @@ macro_rules! wire_struct {
         pub struct $name:ident {
             $(
                 $(#[$fattr:meta])*
-                pub $field:ident : $ty:ty = $wire:literal ($mode:ident)
+                pub $field:ident : $ty:ty = $wire:literal ($mode:ident) $( if $feat:literal )?
             ),* $(,)?
         }
     ) => {
@@ -951,7 +974,11 @@ macro_rules! wire_struct {
         #[derive(Debug, Clone, PartialEq)]
         #[non_exhaustive]
         pub struct $name {
-            $( $(#[$fattr])* pub $field: $ty, )*
+            $(
+                $(#[$fattr])*
+                $( #[cfg(feature = $feat)] )?
+                pub $field: $ty,
+            )*
             /// Members this version does not know, kept as received and written
             /// back unchanged (after the known ones).
             pub extra: $crate::RawObject,
@@ -968,7 +995,7 @@ macro_rules! wire_struct {
                 use $crate::util::wire::{mode, Key, Mode};
                 #[derive(Default)]
                 struct Slots {
-                    $( $field: Option<$ty>, )*
+                    $( $( #[cfg(feature = $feat)] )? $field: Option<$ty>, )*
                     rest: $crate::util::wire::Entries,
                 }
                 impl Slots {
@@ -979,6 +1006,7 @@ macro_rules! wire_struct {
                     ) -> Result<(), D::Error> {
                         match key {
                             $(
+                                $( #[cfg(feature = $feat)] )?
                                 $wire if !<mode::$mode as Mode<$ty>>::FLAT => {
                                     if self.$field.is_some() {
                                         return Err(<D::Error as ::serde::de::Error>::duplicate_field($wire));
@@ -1013,17 +1041,24 @@ macro_rules! wire_struct {
                     map.next_value_seed(Put(&mut slots, key.as_str()))?;
                 }
                 #[allow(unused_mut)]
-                let Slots { $( $field, )* mut rest } = slots;
+                let Slots { $( $( #[cfg(feature = $feat)] )? $field, )* mut rest } = slots;
                 $(
+                    $( #[cfg(feature = $feat)] )?
                     let $field = <mode::$mode as Mode<$ty>>::finish::<A::Error>($field, $wire, &mut rest)?;
                 )*
-                Ok($name { $( $field, )* extra: $crate::RawObject::from(rest) })
+                Ok($name {
+                    $( $( #[cfg(feature = $feat)] )? $field, )*
+                    extra: $crate::RawObject::from(rest),
+                })
             }
 
             fn write_fields<M: ::serde::ser::SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
                 #[allow(unused_imports)]
                 use $crate::util::wire::{mode, Mode};
-                $( <mode::$mode as Mode<$ty>>::write(&self.$field, $wire, map)?; )*
+                $(
+                    $( #[cfg(feature = $feat)] )?
+                    <mode::$mode as Mode<$ty>>::write(&self.$field, $wire, map)?;
+                )*
                 self.extra.write_entries(map)
             }
         }
@@ -1095,7 +1130,7 @@ macro_rules! tagged_union {
         pub enum $name:ident : tag $tag:literal {
             $(
                 $(#[$vattr:meta])*
-                $wire:literal => $variant:ident ( $inner:ty )
+                $wire:literal => $variant:ident ( $inner:ty ) $( if $vfeat:literal )?
             ),* $(,)?
         }
         $( default $(#[$dattr:meta])* $default:ident ( $dinner:ty ) $( also $alias:literal )? )?
@@ -1104,7 +1139,7 @@ macro_rules! tagged_union {
         #[derive(Debug, Clone, PartialEq)]
         #[non_exhaustive]
         pub enum $name {
-            $( $(#[$vattr])* $variant($inner), )*
+            $( $(#[$vattr])* $( #[cfg(feature = $vfeat)] )? $variant($inner), )*
             $( $(#[$dattr])* $default($dinner), )?
             /// A variant this version does not know: the whole object, kept as
             /// received and re-encoded unchanged.
@@ -1125,7 +1160,10 @@ macro_rules! tagged_union {
                     );
                 };
                 match tag.as_str() {
-                    $( $wire => <$inner as $crate::util::wire::Fields>::from_map(pending, None, map).map($name::$variant), )*
+                    $(
+                        $( #[cfg(feature = $vfeat)] )?
+                        $wire => <$inner as $crate::util::wire::Fields>::from_map(pending, None, map).map($name::$variant),
+                    )*
                     $($( $alias => <$dinner as $crate::util::wire::Fields>::from_map(pending, None, map).map($name::$default), )?)?
                     other => $crate::util::wire::unknown_variant($tag, other, pending, at, map)
                         .map($name::Other),
@@ -1134,7 +1172,9 @@ macro_rules! tagged_union {
 
             fn write_fields<M: ::serde::ser::SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
                 match self {
-                    $( $name::$variant(v) => {
+                    $(
+                        $( #[cfg(feature = $vfeat)] )?
+                        $name::$variant(v) => {
                         map.serialize_entry($tag, $wire)?;
                         $crate::util::wire::Fields::write_fields(v, map)
                     } )*

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 pub mod official;
@@ -30,11 +30,24 @@ pub enum SchemaFile {
     Latest,
     /// `latest/npm-sdk-2.4.0/schema.json` (newest).
     Npm,
+    /// `seed/schema.unstable.json`: v0.10.7 with its unstable surface.
+    SeedUnstable,
+    /// `latest/schema.unstable.json`: 1.21.0 with its unstable surface.
+    LatestUnstable,
+    /// `latest/npm-sdk-2.4.0/schema.unstable.json`: the newest, unstable included.
+    NpmUnstable,
 }
 
 impl SchemaFile {
-    /// Oldest first.
+    /// The stable files, oldest first.
     pub const ALL: [SchemaFile; 3] = [SchemaFile::Seed, SchemaFile::Latest, SchemaFile::Npm];
+
+    /// The unstable files, oldest first.
+    pub const UNSTABLE: [SchemaFile; 3] = [
+        SchemaFile::SeedUnstable,
+        SchemaFile::LatestUnstable,
+        SchemaFile::NpmUnstable,
+    ];
 
     /// The corpus spelling (`"since": "latest"`).
     pub fn label(self) -> &'static str {
@@ -42,6 +55,19 @@ impl SchemaFile {
             SchemaFile::Seed => "seed",
             SchemaFile::Latest => "latest",
             SchemaFile::Npm => "npm",
+            SchemaFile::SeedUnstable => "seed-unstable",
+            SchemaFile::LatestUnstable => "latest-unstable",
+            SchemaFile::NpmUnstable => "npm-unstable",
+        }
+    }
+
+    /// The unstable file of the same release (`"schema": "npm"` in the unstable corpus).
+    pub fn unstable_from_label(s: &str) -> Option<SchemaFile> {
+        match s {
+            "seed" => Some(SchemaFile::SeedUnstable),
+            "latest" => Some(SchemaFile::LatestUnstable),
+            "npm" => Some(SchemaFile::NpmUnstable),
+            _ => None,
         }
     }
 
@@ -55,13 +81,16 @@ impl SchemaFile {
             SchemaFile::Seed => "seed/schema.json",
             SchemaFile::Latest => "latest/schema.json",
             SchemaFile::Npm => "latest/npm-sdk-2.4.0/schema.json",
+            SchemaFile::SeedUnstable => "seed/schema.unstable.json",
+            SchemaFile::LatestUnstable => "latest/schema.unstable.json",
+            SchemaFile::NpmUnstable => "latest/npm-sdk-2.4.0/schema.unstable.json",
         }
     }
 
     /// The name this file gives to the definition the newer files call `name`
     /// (the seed used older Rust-style names for three types).
     pub fn def_name(self, name: &str) -> &str {
-        if self != SchemaFile::Seed {
+        if self != SchemaFile::Seed && self != SchemaFile::SeedUnstable {
             return name;
         }
         match name {
@@ -93,7 +122,14 @@ fn read_json(path: PathBuf) -> Value {
 
 /// The parsed schema file.
 pub fn schema(file: SchemaFile) -> &'static Value {
-    static CELLS: [OnceLock<Value>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static CELLS: [OnceLock<Value>; 6] = [
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+    ];
     CELLS[file as usize].get_or_init(|| read_json(schema_dir().join(file.relative_path())))
 }
 
@@ -102,9 +138,17 @@ pub fn meta_json(file: SchemaFile) -> Value {
     let folder = match file {
         SchemaFile::Seed => "seed",
         SchemaFile::Latest => "latest",
-        SchemaFile::Npm => panic!("the npm schema ships no meta.json"),
+        SchemaFile::SeedUnstable => return meta_unstable_json("seed"),
+        SchemaFile::LatestUnstable => return meta_unstable_json("latest"),
+        SchemaFile::Npm | SchemaFile::NpmUnstable => {
+            panic!("the npm schema ships no meta.json")
+        }
     };
     read_json(schema_dir().join(folder).join("meta.json"))
+}
+
+fn meta_unstable_json(folder: &str) -> Value {
+    read_json(schema_dir().join(folder).join("meta.unstable.json"))
 }
 
 /// The `$defs` of a schema file.
@@ -163,7 +207,7 @@ impl Validators {
         static V: OnceLock<Validators> = OnceLock::new();
         V.get_or_init(|| {
             let mut maps = BTreeMap::new();
-            for file in SchemaFile::ALL {
+            for file in SchemaFile::ALL.into_iter().chain(SchemaFile::UNSTABLE) {
                 let root = standalone(file, &json!({}));
                 let map = jsonschema::validator_map_for(&root)
                     .unwrap_or_else(|e| panic!("cannot compile the {} schema: {e}", file.label()));
@@ -360,6 +404,10 @@ pub struct Example {
     pub ordered: Json,
     /// The output with its members in the order written.
     pub ordered_expect: Option<Json>,
+    /// Unstable examples: the cargo feature that types the example.
+    pub feature: Option<String>,
+    /// Unstable examples: the unstable schema file it is checked against.
+    pub schema: Option<SchemaFile>,
 }
 
 impl Example {
@@ -394,15 +442,41 @@ pub fn corpus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
 }
 
-/// Every example of `tests/corpus/*.json`, in file order.
+/// Every example of `tests/corpus/*.json` (the stable surface), in file order.
 pub fn corpus() -> &'static [Example] {
     static C: OnceLock<Vec<Example>> = OnceLock::new();
-    C.get_or_init(load_corpus)
+    C.get_or_init(|| load_corpus(&corpus_dir(), false))
 }
 
-fn load_corpus() -> Vec<Example> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
-        .expect("tests/corpus exists")
+/// Every example of `tests/corpus/unstable/*.json`: each names the cargo
+/// feature that types it and the unstable schema it is checked against.
+pub fn unstable_corpus() -> &'static [Example] {
+    static C: OnceLock<Vec<Example>> = OnceLock::new();
+    C.get_or_init(|| load_corpus(&corpus_dir().join("unstable"), true))
+}
+
+/// Whether this build has the cargo feature `name` of `acp-schema` (or all of
+/// `a+b`).
+pub fn feature_enabled(name: &str) -> bool {
+    if name.contains('+') {
+        return name.split('+').all(feature_enabled);
+    }
+    match name {
+        "unstable-session-model" => cfg!(feature = "unstable-session-model"),
+        "unstable-session-usage" => cfg!(feature = "unstable-session-usage"),
+        "unstable-session-fork" => cfg!(feature = "unstable-session-fork"),
+        "unstable-session-title" => cfg!(feature = "unstable-session-title"),
+        "unstable-system-prompt" => cfg!(feature = "unstable-system-prompt"),
+        "unstable-providers" => cfg!(feature = "unstable-providers"),
+        "unstable-mcp-over-acp" => cfg!(feature = "unstable-mcp-over-acp"),
+        "unstable-subagents" => cfg!(feature = "unstable-subagents"),
+        other => panic!("unknown feature {other:?}"),
+    }
+}
+
+fn load_corpus(dir: &Path, unstable: bool) -> Vec<Example> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{} exists: {e}", dir.display()))
         .map(|e| e.expect("readable corpus entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
@@ -455,6 +529,19 @@ fn load_corpus() -> Vec<Example> {
                 .unwrap_or_else(|| panic!("{file}[{i}]: no `value`"));
             let expect = map.remove("expect");
             map.remove("note");
+            let feature = text(&mut map, "feature");
+            let schema = text(&mut map, "schema").map(|s| {
+                SchemaFile::unstable_from_label(&s)
+                    .unwrap_or_else(|| panic!("{file}[{i}]: unknown `schema` {s:?}"))
+            });
+            assert_eq!(
+                (feature.is_some(), schema.is_some()),
+                (unstable, unstable),
+                "{file}[{i}]: unstable examples (and only they) name their `feature` and `schema`"
+            );
+            if let Some(f) = &feature {
+                feature_enabled(f);
+            }
             assert!(
                 map.is_empty(),
                 "{file}[{i}] ({def}/{name}): unknown keys {:?}",
@@ -471,6 +558,8 @@ fn load_corpus() -> Vec<Example> {
                 expect,
                 ordered: ordered_value.expect("checked above: `value` is present"),
                 ordered_expect,
+                feature,
+                schema,
             });
         }
     }
@@ -604,14 +693,151 @@ pub fn roundtrip(def: &str, method: Option<&str>, json: &str) -> Option<Result<S
         ),
         "AgentResponse" => Some(roundtrip_response::<AgentResponse>(method, json)),
         "ClientResponse" => Some(roundtrip_response::<ClientResponse>(method, json)),
-        _ => roundtrip_plain(def, json),
+        _ => roundtrip_plain(def, json).or_else(|| roundtrip_unstable(def, json)),
     }
 }
 
-/// Whether `def` has a Rust counterpart.
+/// Whether `def` has a Rust counterpart (in this build: unstable ones need
+/// their feature).
 pub fn has_counterpart(def: &str) -> bool {
-    PLAIN_DEFS.contains(&def) || SPECIAL_DEFS.contains(&def)
+    PLAIN_DEFS.contains(&def)
+        || SPECIAL_DEFS.contains(&def)
+        || UNSTABLE_DEFS
+            .iter()
+            .any(|(d, feature)| *d == def && feature_enabled(feature))
 }
+
+macro_rules! unstable_registry {
+    ($($feat:literal : $name:literal => $ty:ty),* $(,)?) => {
+        /// Every unstable-only definition with a Rust counterpart, and the
+        /// cargo feature that has it.
+        pub const UNSTABLE_DEFS: &[(&str, &str)] = &[$(($name, $feat)),*];
+
+        #[allow(unreachable_code, unused_variables)]
+        fn roundtrip_unstable(def: &str, json: &str) -> Option<Result<String, Failure>> {
+            $(
+                #[cfg(feature = $feat)]
+                if def == $name {
+                    return Some(roundtrip_as::<$ty>(json));
+                }
+            )*
+            None
+        }
+    };
+}
+
+unstable_registry! {
+    "unstable-session-model": "ModelId" => acp_schema::ModelId,
+    "unstable-session-model": "ModelInfo" => acp_schema::ModelInfo,
+    "unstable-session-model": "SessionModelState" => acp_schema::SessionModelState,
+    "unstable-session-model": "SetSessionModelRequest" => acp_schema::SetSessionModelRequest,
+    "unstable-session-model": "SetSessionModelResponse" => acp_schema::SetSessionModelResponse,
+    "unstable-session-usage": "Usage" => acp_schema::Usage,
+    "unstable-session-fork": "SessionForkCapabilities" => acp_schema::SessionForkCapabilities,
+    "unstable-session-fork": "ForkSessionRequest" => acp_schema::ForkSessionRequest,
+    "unstable-session-fork": "ForkSessionResponse" => acp_schema::ForkSessionResponse,
+    "unstable-session-title": "SessionTitleCapabilities" => acp_schema::SessionTitleCapabilities,
+    "unstable-session-title": "SetSessionTitleRequest" => acp_schema::SetSessionTitleRequest,
+    "unstable-session-title": "SetSessionTitleResponse" => acp_schema::SetSessionTitleResponse,
+    "unstable-system-prompt": "SessionSystemPromptCapabilities" => acp_schema::SessionSystemPromptCapabilities,
+    "unstable-system-prompt": "SessionSystemPromptModeCapabilities" => acp_schema::SessionSystemPromptModeCapabilities,
+    "unstable-system-prompt": "SessionSystemPromptOverrideCapabilities" => acp_schema::SessionSystemPromptOverrideCapabilities,
+    "unstable-system-prompt": "SystemPrompt" => acp_schema::SystemPrompt,
+    "unstable-system-prompt": "SystemPromptMode" => acp_schema::SystemPromptMode,
+    "unstable-providers": "ProvidersCapabilities" => acp_schema::ProvidersCapabilities,
+    "unstable-providers": "ProviderId" => acp_schema::ProviderId,
+    "unstable-providers": "LlmProtocol" => acp_schema::LlmProtocol,
+    "unstable-providers": "ProviderCurrentConfig" => acp_schema::ProviderCurrentConfig,
+    "unstable-providers": "ProviderInfo" => acp_schema::ProviderInfo,
+    "unstable-providers": "ListProvidersRequest" => acp_schema::ListProvidersRequest,
+    "unstable-providers": "ListProvidersResponse" => acp_schema::ListProvidersResponse,
+    "unstable-providers": "SetProviderRequest" => acp_schema::SetProviderRequest,
+    "unstable-providers": "SetProviderResponse" => acp_schema::SetProviderResponse,
+    "unstable-providers": "DisableProviderRequest" => acp_schema::DisableProviderRequest,
+    "unstable-providers": "DisableProviderResponse" => acp_schema::DisableProviderResponse,
+    "unstable-mcp-over-acp": "McpServerAcp" => acp_schema::McpServerAcp,
+    "unstable-mcp-over-acp": "McpServerAcpId" => acp_schema::McpServerAcpId,
+    "unstable-mcp-over-acp": "McpRequestId" => acp_schema::McpRequestId,
+    "unstable-mcp-over-acp": "MessageMcpRequest" => acp_schema::MessageMcpRequest,
+    "unstable-mcp-over-acp": "MessageMcpResponse" => acp_schema::MessageMcpResponse,
+    "unstable-mcp-over-acp": "MessageMcpNotification" => acp_schema::MessageMcpNotification,
+    "unstable-mcp-over-acp": "McpError" => acp_schema::McpError,
+    "unstable-subagents": "SubagentCapabilities" => acp_schema::SubagentCapabilities,
+    "unstable-subagents": "SubagentUpdate" => acp_schema::SubagentUpdate,
+    "unstable-subagents": "SubagentSessionCapabilities" => acp_schema::SubagentSessionCapabilities,
+    "unstable-subagents": "SessionCancelCapabilities" => acp_schema::SessionCancelCapabilities,
+    "unstable-subagents": "StateUpdate" => acp_schema::StateUpdate,
+    "unstable-subagents": "RunningStateUpdate" => acp_schema::RunningStateUpdate,
+    "unstable-subagents": "IdleStateUpdate" => acp_schema::IdleStateUpdate,
+    "unstable-subagents": "RequiresActionStateUpdate" => acp_schema::RequiresActionStateUpdate,
+    "unstable-subagents": "UnknownStateUpdate" => acp_schema::UnknownStateUpdate,
+    "unstable-subagents": "ErrorStopReason" => acp_schema::ErrorStopReason,
+    "unstable-subagents": "SessionMessage" => acp_schema::SessionMessage,
+    "unstable-subagents": "SessionMessageChunk" => acp_schema::SessionMessageChunk,
+}
+
+/// Unstable-only definitions of the unstable schemas that have no Rust
+/// counterpart (yet), by area: the surface this crate does not type. A
+/// member or variant of one of these is kept raw like any unknown one.
+pub const UNTYPED_UNSTABLE_DEFS: &[(&str, &[&str])] = &[
+    (
+        "auth status (auth/status, auth/status_update)",
+        &[
+            "AuthStatusCapabilities",
+            "AuthStatusRequest",
+            "AuthStatusResponse",
+            "AuthState",
+            "AuthAccount",
+            "AuthStatusUpdateNotification",
+        ],
+    ),
+    (
+        "session archive (session/archive, session/unarchive)",
+        &[
+            "SessionArchiveCapabilities",
+            "ArchiveSessionRequest",
+            "ArchiveSessionResponse",
+            "UnarchiveSessionRequest",
+            "UnarchiveSessionResponse",
+            "SessionArchiveFilter",
+        ],
+    ),
+    (
+        "session status (session/status)",
+        &[
+            "SessionStatusCapabilities",
+            "SessionStatusRequest",
+            "SessionStatusResponse",
+            "SessionStatus",
+        ],
+    ),
+    (
+        "plan updates (plan_update, plan_removed)",
+        &[
+            "PlanCapabilities",
+            "PlanUpdate",
+            "PlanRemoved",
+            "PlanUpdateContent",
+            "PlanId",
+            "PlanItems",
+            "PlanFile",
+            "PlanMarkdown",
+        ],
+    ),
+    (
+        "proxy chains (proxy/initialize, proxy/successor)",
+        &[
+            "ProxyRequest",
+            "ProxyResponse",
+            "ProxyNotification",
+            "InitializeProxyRequest",
+            "InitializeProxyResponse",
+            "ProxySuccessorRequest",
+            "ProxySuccessorResponse",
+            "ProxySuccessorNotification",
+        ],
+    ),
+];
 
 registry! {
     // JSON-RPC envelopes (src/messages.rs)

@@ -1,0 +1,47 @@
+//! `acp-check`: a conformance suite for Agent Client Protocol agents and
+//! clients, the library behind `acp check agent` and `acp check client`.
+//!
+//! # Design
+//! - **Checks are data.** A [`Check`] has a name
+//!   (`area.what`), an area, the protocol docs section it comes from, the
+//!   feature it needs (for `--expect`), and a run function. The list is
+//!   [`agent::CHECKS`]; the crate README prints it.
+//! - **The checker speaks raw JSON-RPC**, not through the `acp` runtime: it
+//!   writes exact lines to the peer and reads every line back ([`wire`]), so
+//!   it can send what a runtime would refuse to (garbage, string and large
+//!   ids, bad params) and see what a runtime would smooth over (an update
+//!   after a response, a number where a string id was sent).
+//! - **Every line is judged strictly** ([`strict`]) against a table of the
+//!   schema's types, independent of the tolerant decoding used in normal
+//!   operation: a wrong type, a missing required field or a value outside an
+//!   enum is a failure, an unknown field is a note.
+//! - **One life, shared lazily.** The checks of a run share a context that
+//!   starts the peer, initializes, opens a session and runs the turns the
+//!   first time a check needs them, so `--only` of any check works and each
+//!   step runs once. Judgements of a turn's rules read the recorded lines.
+//! - **The acting client is real**: fs and terminal calls of an agent under
+//!   test are answered by `acp-host` in a temporary workspace.
+//! - **The report** ([`report`]) is one result per check (PASS, FAIL with
+//!   the reason and the offending message shortened, SKIP with the reason),
+//!   grouped by area, rendered as text, JSON or JUnit XML, and filtered by
+//!   `--only`/`--skip`, `--expect` (skips of claimed features fail) and
+//!   `--baseline` (known failures do not fail the run).
+//! - **For `acp check client`** (not built yet) the checker will be an
+//!   agent: `acp` substitutes `{agent}` in the client's command line with a
+//!   command that runs its own scripted agent over the same [`wire`], which
+//!   exercises every client method, judges each answer and hands its results
+//!   back over a file.
+//!
+//! What it does not do: judge what an agent *says* (models differ), or
+//! check the unstable parts of the protocol.
+#![deny(missing_docs)]
+
+pub mod agent;
+pub mod catalog;
+pub mod process;
+pub mod report;
+pub mod strict;
+pub mod wire;
+
+pub use catalog::Check;
+pub use report::{CheckResult, Filters, Outcome, Report, Status};
