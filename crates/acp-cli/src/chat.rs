@@ -1,33 +1,41 @@
 //! `acp chat`: the interactive mode. A line editor (history, tab
-//! completion of slash commands) alternates with the agent's turns; during
-//! a turn the editor is inactive and the transcript streams. What the agent
-//! sends between turns is printed above the prompt, which is then redrawn
-//! with the half-typed line ([`crate::output`]), so the two never write
-//! over each other.
+//! completion of slash commands and `@` paths, multi-line input) alternates
+//! with the agent's turns; during a turn the editor is inactive, the
+//! transcript streams above a live area (the open line, running tool calls,
+//! a status line with a spinner and the elapsed time) and what the user
+//! types goes into the live area's input line, to be edited and sent after
+//! the turn ([`crate::output`], [`crate::console`]). What the agent sends
+//! between turns is printed above the prompt, which is then redrawn with
+//! the half-typed line, so the two never write over each other.
+//!
+//! Each prompt is appended to the history as it is entered, so a hang-up
+//! loses none; each session opened is recorded ([`crate::recent`]) for
+//! `--continue`. When the agent crashes, the message says how to resume.
 
 use crate::cli::ChatArgs;
 use crate::client::CliClient;
 use crate::config::ChosenAgent;
-use crate::exec::{
-    CANCEL_GRACE, Interrupted, Opened, Session, Setup, spawn_agent, watch_interrupts,
-    with_auth_hint,
-};
+use crate::exec::{Interrupted, Session, Setup, spawn_agent, watch_interrupts};
 use crate::exit::{self, Failure};
 use crate::mentions::prompt_blocks;
+use crate::open::{How, OpenOptions, Opened, describe_value, parse_config_value};
 use crate::output::ChatOutput;
 use crate::permission::PermissionPolicy;
 use crate::render::Renderer;
 use crate::transcript::{Commands, Transcript};
+use crate::turn::{self, Cancelled, TurnEnd};
 use acp::schema::*;
 use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
-use rustyline::{CompletionType, Editor};
+use rustyline::validate::{ValidationContext, ValidationResult};
+use rustyline::{Cmd, CompletionType, Editor, EventHandler, KeyCode, KeyEvent, Modifiers};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::PoisonError;
 use std::time::Duration;
-use tokio::signal::unix::Signal;
+use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::sync::watch;
 
 /// The built-in slash commands and what they do.
 pub const BUILTINS: &[(&str, &str)] = &[
@@ -39,6 +47,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     ("sessions", "list the agent's sessions"),
     ("load", "ID load a session (its history is replayed)"),
+    (
+        "permissions",
+        "[revoke N|all] list the \"always\" answers given in this chat, or revoke one",
+    ),
     ("quit", "end the chat (like Ctrl-D)"),
 ];
 
@@ -50,17 +62,61 @@ pub fn use_color() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
-/// Where the prompt history is kept: `<state dir>/acp/history` (the data
-/// dir where there is no state dir).
-pub fn history_path() -> Option<PathBuf> {
+/// acp's state directory: `<state dir>/acp` (the data dir where there is
+/// no state dir).
+pub fn state_dir() -> Option<PathBuf> {
     dirs::state_dir()
         .or_else(dirs::data_dir)
-        .map(|dir| dir.join("acp").join("history"))
+        .map(|dir| dir.join("acp"))
+}
+
+/// Where the prompt history is kept: `<state dir>/acp/history`.
+pub fn history_path() -> Option<PathBuf> {
+    state_dir().map(|dir| dir.join("history"))
+}
+
+/// Resolves once the terminal hung up (SIGHUP) or acp was told to stop
+/// (SIGTERM).
+fn watch_hangups() -> Result<watch::Receiver<bool>, Failure> {
+    let cannot = |e: std::io::Error| Failure::agent(format!("cannot watch for hang-ups: {e}"));
+    let mut hup = signal(SignalKind::hangup()).map_err(cannot)?;
+    let mut term = signal(SignalKind::terminate()).map_err(cannot)?;
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = hup.recv() => {}
+            _ = term.recv() => {}
+        }
+        let _ = tx.send(true);
+    });
+    Ok(rx)
+}
+
+async fn hung_up(hangup: &mut watch::Receiver<bool>) {
+    if hangup.wait_for(|h| *h).await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }
 
 /// Runs `acp chat` and returns the exit code.
-pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
-    let setup = Setup::new(&args.session, PermissionPolicy::Ask)?;
+pub async fn run(agent: ChosenAgent, mut args: ChatArgs) -> Result<u8, Failure> {
+    let mut setup = Setup::new(&args.session, PermissionPolicy::Ask)?;
+    setup.interactive = true;
+    let cwd_text = setup.cwd.to_string_lossy().into_owned();
+    let recent_path = crate::recent::path();
+    if args.resume_last {
+        let list = recent_path
+            .as_deref()
+            .map(crate::recent::read)
+            .unwrap_or_default();
+        let Some(last) = crate::recent::last(&list, &cwd_text, &agent.label) else {
+            return Err(Failure::usage(format!(
+                "--continue: acp has had no session with {} in {cwd_text}; start one with acp chat",
+                agent.label
+            )));
+        };
+        args.session.session = Some(last.session_id);
+    }
     let commands = Commands::default();
     let output = ChatOutput::default();
     let client = CliClient::new(
@@ -68,11 +124,22 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
         Renderer::chat(use_color(), commands.clone(), Box::new(output.writer())),
     );
     let mut interrupts = watch_interrupts()?;
+    let hangup = watch_hangups()?;
     let label = agent.label.clone();
+    let flag = agent.flag.clone();
+    client.with_renderer(|r| {
+        if let Some(t) = r.transcript() {
+            t.set_live(output.clone());
+        }
+    });
+    let restart = agent.clone();
     let process = spawn_agent(agent, &setup.cwd, &client, args.session.verbose)?;
-    let mut session = Session::new(client.clone(), process);
-    let capabilities = client
-        .capabilities()
+    let mut session = Session::new(client.clone(), process).restartable(
+        restart,
+        &setup.cwd,
+        args.session.verbose,
+    );
+    let capabilities = crate::auth::advertise(client.capabilities())
         .elicitation(
             ElicitationCapabilities::new()
                 .form(ElicitationFormCapabilities::new())
@@ -81,8 +148,18 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
         .session(ClientSessionCapabilities::new().config_options(
             SessionConfigOptionsCapabilities::new().boolean(BooleanConfigOptionCapabilities::new()),
         ));
+    let options = OpenOptions {
+        show_replay: true,
+        prefer_load: true,
+    };
     let result = match session
-        .open(&mut interrupts, &args.session, &setup, capabilities, true)
+        .open(
+            &mut interrupts,
+            &args.session,
+            &setup,
+            capabilities,
+            options,
+        )
         .await
     {
         Ok(opened) => {
@@ -91,11 +168,23 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
                 opened,
                 setup: &setup,
                 interrupts: &mut interrupts,
+                hangup,
                 commands,
                 output,
+                typed: String::new(),
+                label: label.clone(),
+                recent: recent_path,
             };
             chat.adopt_state();
+            chat.remember_session();
+            let resumed = chat.opened.how == How::Resumed;
             chat.transcript(|t| {
+                if resumed {
+                    t.note(
+                        "[session] resumed: the agent keeps the conversation but does not \
+                         replay it",
+                    );
+                }
                 t.note(&format!(
                     "acp chat with {label}, session {}. /help lists commands; Ctrl-D quits.",
                     chat.opened.session_id
@@ -103,7 +192,16 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
                 t.note(setup.policy_state());
                 t.note(&setup.sandbox_state);
             });
-            chat.repl().await
+            let result = chat.repl().await;
+            let id = chat.opened.session_id.clone();
+            let can_resume = chat.opened.caps.load_session
+                || chat.opened.caps.session_capabilities.resume.is_some();
+            result.map_err(|mut failure| {
+                if failure.code == exit::AGENT_CRASHED && can_resume {
+                    failure.message.push_str(&resume_hint(&flag, &id));
+                }
+                failure
+            })
         }
         Err(failure) => Err(failure),
     };
@@ -111,13 +209,33 @@ pub async fn run(agent: ChosenAgent, args: ChatArgs) -> Result<u8, Failure> {
     result
 }
 
+/// How to get back to session `id` after a crash.
+pub fn resume_hint(flag: &str, id: &SessionId) -> String {
+    let mut command = String::from("acp chat");
+    if !flag.is_empty() {
+        command.push(' ');
+        command.push_str(flag);
+    }
+    format!(
+        "\nTo resume the session: {command} --session {id}  (or {command} --continue in this directory)"
+    )
+}
+
 struct Chat<'a> {
     session: &'a mut Session,
     opened: Opened,
     setup: &'a Setup,
     interrupts: &'a mut Signal,
+    /// Set once the terminal hung up or acp was told to stop.
+    hangup: watch::Receiver<bool>,
     commands: Commands,
     output: ChatOutput,
+    /// What was typed during the last turn, for the next prompt.
+    typed: String,
+    /// The agent, as named in messages (and in the sessions' record).
+    label: String,
+    /// Where the sessions opened are recorded.
+    recent: Option<PathBuf>,
 }
 
 /// What the loop does after a line.
@@ -138,6 +256,25 @@ impl Chat<'_> {
 
     fn say(&self, text: &str) {
         self.transcript(|t| t.line(text));
+    }
+
+    /// Records the open session for `--continue` (a failure is a note).
+    fn remember_session(&self) {
+        let Some(path) = &self.recent else { return };
+        let entry = crate::recent::Recent {
+            cwd: self.setup.cwd.to_string_lossy().into_owned(),
+            agent: self.label.clone(),
+            session_id: self.opened.session_id.to_string(),
+            at: crate::recent::now(),
+        };
+        if let Err(e) = crate::recent::record(path, entry) {
+            self.transcript(|t| {
+                t.note(&format!(
+                    "[warning] cannot record the session in {}: {e}",
+                    path.display()
+                ))
+            });
+        }
     }
 
     /// Takes the modes and config options of the session response.
@@ -162,9 +299,18 @@ impl Chat<'_> {
             .build();
         let mut editor: Editor<ChatHelper, DefaultHistory> = Editor::with_config(config)
             .map_err(|e| Failure::agent(format!("cannot start the line editor: {e}")))?;
+        let mut roots = vec![self.setup.cwd.clone()];
+        roots.extend(self.setup.add_dirs.iter().cloned());
         editor.set_helper(Some(ChatHelper {
             commands: self.commands.clone(),
+            roots,
         }));
+        // Alt-Enter inserts a line break (Enter after a trailing backslash
+        // too: see the validator).
+        editor.bind_sequence(
+            KeyEvent(KeyCode::Enter, Modifiers::ALT),
+            EventHandler::Simple(Cmd::Newline),
+        );
         let history = history_path();
         if let Some(path) = &history {
             let _ = editor.load_history(path);
@@ -175,16 +321,27 @@ impl Chat<'_> {
             self.output.attach(printer);
         }
         let mut editor = Some(editor);
-        let result = loop {
+        let mut history_failed = false;
+        loop {
             let mut ed = editor.take().expect("the editor is back after each line");
             // A question abandoned by a cancelled turn may still be reading.
             self.client().terminal_free().await;
+            if *self.hangup.borrow() {
+                break Ok(exit::HANGUP);
+            }
             self.output.set_editing(true);
+            let typed = std::mem::take(&mut self.typed);
             let read = tokio::task::spawn_blocking(move || {
-                let line = ed.readline("> ");
+                let line = ed.readline_with_initial("> ", (&typed, ""));
                 (ed, line)
-            })
-            .await;
+            });
+            let read = tokio::select! {
+                read = read => read,
+                _ = hung_up(&mut self.hangup) => {
+                    self.output.set_editing(false);
+                    break Ok(exit::HANGUP);
+                }
+            };
             self.output.set_editing(false);
             let (ed, line) =
                 read.map_err(|e| Failure::agent(format!("the line editor failed: {e}")))?;
@@ -192,15 +349,30 @@ impl Chat<'_> {
             let line = match line {
                 Ok(line) => line,
                 Err(ReadlineError::Interrupted) => continue,
+                Err(_) if *self.hangup.borrow() => break Ok(exit::HANGUP),
                 Err(ReadlineError::Eof) => break Ok(exit::OK),
                 Err(e) => break Err(Failure::agent(format!("cannot read a line: {e}"))),
             };
+            let line = join_continued(&line);
             let text = line.trim();
             if text.is_empty() {
                 continue;
             }
-            if let Some(ed) = editor.as_mut() {
+            if let (Some(ed), Some(path)) = (editor.as_mut(), &history) {
                 let _ = ed.add_history_entry(text);
+                // Written at once, so a hang-up or a crash loses nothing.
+                if let Some(dir) = path.parent() {
+                    let _ = std::fs::create_dir_all(dir);
+                }
+                if let Err(e) = ed.append_history(path)
+                    && !history_failed
+                {
+                    history_failed = true;
+                    self.error(&format!(
+                        "cannot write the history to {}: {e}",
+                        path.display()
+                    ));
+                }
             }
             let next = if let Some(command) = text.strip_prefix('/') {
                 self.command(command).await
@@ -212,14 +384,7 @@ impl Chat<'_> {
                 Ok(Next::Quit) => break Ok(exit::OK),
                 Err(failure) => break Err(failure),
             }
-        };
-        if let (Some(path), Some(ed)) = (&history, editor.as_mut()) {
-            if let Some(dir) = path.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            let _ = ed.save_history(path);
         }
-        result
     }
 
     /// One prompt turn. Ctrl-C cancels it; a second Ctrl-C, or the agent
@@ -232,6 +397,7 @@ impl Chat<'_> {
         }
         let client = self.client().clone();
         client.begin_turn();
+        let live = LiveTurn::begin(&self.output, use_color());
         let conn = self.opened.conn.clone();
         let session_id = self.opened.session_id.clone();
         let blocks = prompt_blocks(
@@ -239,62 +405,47 @@ impl Chat<'_> {
             &self.setup.cwd,
             self.opened.caps.prompt_capabilities.embedded_context,
         );
-        let turn = conn.prompt(PromptRequest::new(session_id.clone(), blocks));
-        tokio::pin!(turn);
-        let mut cancelled = false;
-        let deadline = tokio::time::sleep(Duration::MAX);
-        tokio::pin!(deadline);
-        let overlong = client.overlong();
-        tokio::pin!(overlong);
-        let response = loop {
-            tokio::select! {
-                // The over-long report comes before the answer that follows
-                // it; when both are in, the report wins.
-                biased;
-                _ = &mut overlong => {
-                    client.with_renderer(|r| r.break_line());
-                    return Err(crate::exec::overlong_failure());
-                }
-                response = &mut turn => break response,
-                _ = self.interrupts.recv() => {
-                    if cancelled {
-                        let _ = self.session.process.kill();
-                        return Err(Failure::new(exit::CANCELLED, "interrupted again: killed the agent"));
-                    }
-                    cancelled = true;
-                    client.mark_cancelled();
-                    client.with_renderer(|r| r.note("[cancel] cancelling the turn (Ctrl-C again to kill the agent)"));
-                    let _ = conn.cancel(CancelNotification::new(session_id.clone())).await;
-                    deadline.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
-                }
-                _ = &mut deadline => {
-                    let _ = self.session.process.kill();
-                    return Err(Failure::new(
-                        exit::CANCELLED,
-                        format!("the agent did not end the turn within {} s of the cancel; killed it", CANCEL_GRACE.as_secs()),
-                    ));
-                }
-            }
+        let limits = turn::Limits {
+            timeout: self.setup.timeout,
         };
+        let end = tokio::select! {
+            end = turn::run(
+                self.session,
+                &conn,
+                &session_id,
+                blocks,
+                self.interrupts,
+                limits,
+            ) => Some(end),
+            _ = hung_up(&mut self.hangup) => None,
+        };
+        client.with_renderer(|r| {
+            if let Some(t) = r.transcript() {
+                t.end_turn();
+            }
+        });
+        self.typed = live.end();
         client.end_turn();
-        match response {
-            Ok(response) => {
-                let stop = if cancelled {
-                    StopReason::Cancelled
-                } else {
-                    response.stop_reason
-                };
-                client.with_renderer(|r| r.finish(&session_id, &stop));
-            }
-            Err(_) if cancelled => {
-                client.with_renderer(|r| r.finish(&session_id, &StopReason::Cancelled))
-            }
-            Err(e) => {
-                let failure = self.session.failure("session/prompt", e).await;
-                let failure = with_auth_hint(failure, &self.opened.auth_methods);
-                if failure.code == exit::AGENT_CRASHED {
-                    return Err(failure);
+        let Some(end) = end else {
+            return Err(Failure::new(
+                exit::HANGUP,
+                "the terminal hung up (or acp was told to stop) during a turn",
+            ));
+        };
+        match end {
+            TurnEnd::Answered {
+                response,
+                cancelled,
+            } => {
+                client.with_renderer(|r| r.finish(&session_id, &response.stop_reason));
+                if cancelled == Some(Cancelled::TimedOut) {
+                    let failure =
+                        turn::timeout_failure(self.setup.timeout.unwrap_or_default(), false);
+                    self.error(&failure.message);
                 }
+            }
+            TurnEnd::Fatal(failure) => return Err(failure),
+            TurnEnd::Failed(failure) => {
                 client.with_renderer(|r| r.break_line());
                 self.error(&failure.message);
             }
@@ -336,6 +487,7 @@ impl Chat<'_> {
             "mode" => self.mode(rest.first().copied()).await?,
             "config" => self.config(&rest).await?,
             "sessions" => self.sessions().await?,
+            "permissions" => self.permissions(&rest),
             "load" => match rest.first() {
                 Some(id) => self.load(id).await?,
                 None => self.error("usage: /load SESSION-ID"),
@@ -357,6 +509,41 @@ impl Chat<'_> {
             }
         }
         Ok(Next::Continue)
+    }
+
+    /// `/permissions`: the "always" answers, numbered; `revoke N` or
+    /// `revoke all` forgets them.
+    fn permissions(&self, args: &[&str]) {
+        let client = self.client().clone();
+        match args {
+            [] => {
+                let list = client.remembered();
+                if list.is_empty() {
+                    self.say("No \"always\" answers in this chat.");
+                    return;
+                }
+                let mut text = String::from("Remembered answers:");
+                for (i, r) in list.iter().enumerate() {
+                    text.push_str(&format!("\n  {}) {r}", i + 1));
+                }
+                text.push_str("\n/permissions revoke N forgets one.");
+                self.say(&text);
+            }
+            ["revoke" | "forget", "all"] => {
+                client.forget_all();
+                self.say("Forgot every \"always\" answer.");
+            }
+            ["revoke" | "forget", n] => {
+                match n.parse::<usize>().ok().and_then(|n| n.checked_sub(1)) {
+                    Some(i) => match client.forget(i) {
+                        Some(r) => self.say(&format!("Forgot: {r}")),
+                        None => self.error(&format!("no answer {n}; /permissions lists them")),
+                    },
+                    None => self.error("usage: /permissions revoke N|all"),
+                }
+            }
+            _ => self.error("usage: /permissions, or /permissions revoke N|all"),
+        }
     }
 
     fn help(&self) {
@@ -385,8 +572,10 @@ impl Chat<'_> {
             }
         }
         text.push_str(&format!(
-            "\n{}\n  Tab completes commands; Up/Down walk the history; Ctrl-C cancels a turn \
-             (twice: kills the agent) or clears the line; Ctrl-D quits.",
+            "\n{}\n  Tab completes commands and @paths; Up/Down walk the history; Alt-Enter, or \
+             Enter after a trailing \\, starts a new line; what you type during a turn waits \
+             in the input line until the turn ends; Ctrl-C cancels a turn (twice: kills the \
+             agent) or clears the line; Ctrl-D quits.",
             style.bold("Keys:")
         ));
         self.say(&text);
@@ -600,55 +789,71 @@ impl Chat<'_> {
             self.opened.modes = response.modes;
             self.opened.config_options = response.config_options;
             self.adopt_state();
+            self.remember_session();
             self.transcript(|t| t.note(&format!("[session] {id}")));
         }
         Ok(())
     }
 }
 
-/// A config option's current value and its choices.
-fn describe_value(option: &SessionConfigOption) -> String {
-    match &option.kind {
-        SessionConfigKind::Select(select) => {
-            let values: Vec<String> = select.options.iter().map(|o| o.value.to_string()).collect();
-            format!("{} (one of {})", select.current_value, values.join(", "))
+/// The live area of one turn: started with the turn (with a ticker that
+/// moves the spinner), ended with it, and ended on drop too, so that the
+/// terminal gets its settings back whatever happens.
+struct LiveTurn {
+    output: ChatOutput,
+    ticker: tokio::task::JoinHandle<()>,
+    ended: bool,
+}
+
+/// How often the spinner moves.
+const TICK: Duration = Duration::from_millis(100);
+
+impl LiveTurn {
+    fn begin(output: &ChatOutput, color: bool) -> LiveTurn {
+        output.begin_turn(color, String::new());
+        let ticking = output.clone();
+        let ticker = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(TICK).await;
+                ticking.tick();
+            }
+        });
+        LiveTurn {
+            output: output.clone(),
+            ticker,
+            ended: false,
         }
-        SessionConfigKind::Boolean(b) => format!("{} (true or false)", b.current_value),
-        _ => "(a kind of option acp cannot show)".to_owned(),
+    }
+
+    /// Ends the live area; what was typed ahead.
+    fn end(mut self) -> String {
+        self.ended = true;
+        self.ticker.abort();
+        self.output.end_turn()
     }
 }
 
-/// Reads a value typed for a config option.
-fn parse_config_value(
-    option: &SessionConfigOption,
-    text: &str,
-) -> Result<SessionConfigValue, String> {
-    match &option.kind {
-        SessionConfigKind::Select(select) => select
-            .options
-            .iter()
-            .find(|o| o.value.to_string() == text || o.name.eq_ignore_ascii_case(text))
-            .map(|o| SessionConfigValue::from(o.value.clone()))
-            .ok_or_else(|| {
-                let values: Vec<String> =
-                    select.options.iter().map(|o| o.value.to_string()).collect();
-                format!("{} takes one of {}", option.id, values.join(", "))
-            }),
-        SessionConfigKind::Boolean(_) => match text.to_ascii_lowercase().as_str() {
-            "true" | "on" | "yes" => Ok(true.into()),
-            "false" | "off" | "no" => Ok(false.into()),
-            _ => Err(format!("{} takes true or false", option.id)),
-        },
-        _ => Err(format!(
-            "acp cannot set {}: unknown kind of option",
-            option.id
-        )),
+impl Drop for LiveTurn {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.ticker.abort();
+            self.output.end_turn();
+        }
     }
 }
 
-/// Tab completion of slash commands (built-in and the agent's).
+/// A line as typed, with each backslash that ended a line (Enter after a
+/// trailing `\`) removed.
+pub fn join_continued(line: &str) -> String {
+    line.replace("\\\n", "\n")
+}
+
+/// Tab completion of slash commands (built-in and the agent's) and of
+/// `@` paths under the session's directories.
 struct ChatHelper {
     commands: Commands,
+    /// The session's directory, then the added ones.
+    roots: Vec<PathBuf>,
 }
 
 impl ChatHelper {
@@ -681,6 +886,55 @@ pub fn complete_command(names: &[String], line: &str, pos: usize) -> Vec<String>
     }
 }
 
+/// The completions of an `@` path ending at `pos`: where the word starts
+/// and the candidates (display, replacement). Paths are relative to the
+/// first root where the directory part exists, or absolute; hidden files
+/// only when the name typed starts with a dot; directories end with `/`.
+pub fn complete_path(roots: &[PathBuf], line: &str, pos: usize) -> Option<(usize, Vec<Pair>)> {
+    let before = &line[..pos];
+    let start = before.rfind(char::is_whitespace).map_or(0, |i| {
+        i + before[i..].chars().next().map_or(1, char::len_utf8)
+    });
+    let partial = before[start..].strip_prefix('@')?;
+    let (dir_part, name_part) = match partial.rfind('/') {
+        Some(i) => (&partial[..=i], &partial[i + 1..]),
+        None => ("", partial),
+    };
+    let dir = if Path::new(dir_part).is_absolute() {
+        PathBuf::from(dir_part)
+    } else {
+        roots
+            .iter()
+            .map(|r| r.join(dir_part))
+            .find(|d| d.is_dir())?
+    };
+    let mut pairs: Vec<Pair> = std::fs::read_dir(&dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            if !name.starts_with(name_part)
+                || (name.starts_with('.') && !name_part.starts_with('.'))
+            {
+                return None;
+            }
+            let is_dir = entry.path().is_dir();
+            let shown = if is_dir { format!("{name}/") } else { name };
+            let replacement = if is_dir {
+                format!("@{dir_part}{shown}")
+            } else {
+                format!("@{dir_part}{shown} ")
+            };
+            Some(Pair {
+                display: shown,
+                replacement,
+            })
+        })
+        .collect();
+    pairs.sort_by(|a, b| a.display.cmp(&b.display));
+    Some((start, pairs))
+}
+
 impl Completer for ChatHelper {
     type Candidate = Pair;
 
@@ -690,6 +944,9 @@ impl Completer for ChatHelper {
         pos: usize,
         _: &rustyline::Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        if let Some(found) = complete_path(&self.roots, line, pos) {
+            return Ok(found);
+        }
         let pairs = complete_command(&self.names(), line, pos)
             .into_iter()
             .map(|c| Pair {
@@ -705,7 +962,16 @@ impl rustyline::hint::Hinter for ChatHelper {
     type Hint = String;
 }
 impl rustyline::highlight::Highlighter for ChatHelper {}
-impl rustyline::validate::Validator for ChatHelper {}
+/// Enter after a trailing backslash goes on to a new line.
+impl rustyline::validate::Validator for ChatHelper {
+    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
+        Ok(if ctx.input().ends_with('\\') {
+            ValidationResult::Incomplete
+        } else {
+            ValidationResult::Valid(None)
+        })
+    }
+}
 impl rustyline::Helper for ChatHelper {}
 
 #[cfg(test)]
@@ -719,6 +985,55 @@ mod tests {
         assert_eq!(complete_command(&names, "/he", 3), vec!["/help "]);
         assert!(complete_command(&names, "hello", 5).is_empty());
         assert!(complete_command(&names, "/load x", 7).is_empty());
+    }
+
+    #[test]
+    fn completes_paths_after_an_at() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
+        std::fs::write(dir.path().join("src/lib.rs"), "").unwrap();
+        std::fs::write(dir.path().join("README.md"), "").unwrap();
+        std::fs::write(dir.path().join(".hidden"), "").unwrap();
+        let roots = vec![dir.path().to_path_buf()];
+        let names = |line: &str| {
+            let (start, pairs) = complete_path(&roots, line, line.len()).unwrap();
+            (
+                start,
+                pairs.into_iter().map(|p| p.replacement).collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(
+            names("look at @"),
+            (8, vec!["@README.md ".into(), "@src/".into()])
+        );
+        assert_eq!(
+            names("@src/"),
+            (0, vec!["@src/lib.rs ".into(), "@src/main.rs ".into()])
+        );
+        assert_eq!(names("x @src/m"), (2, vec!["@src/main.rs ".into()]));
+        assert_eq!(names("@."), (0, vec!["@.hidden ".into()]));
+        assert!(complete_path(&roots, "no at", 5).is_none());
+        assert!(complete_path(&roots, "@nosuchdir/x", 12).is_none());
+    }
+
+    #[test]
+    fn trailing_backslashes_join_lines() {
+        assert_eq!(join_continued("line A\\\nline B"), "line A\nline B");
+        assert_eq!(join_continued("a \\ b"), "a \\ b");
+    }
+
+    #[test]
+    fn the_crash_hint_names_the_session() {
+        let hint = resume_hint("--agent claude", &SessionId::new("s-1"));
+        assert!(
+            hint.contains("acp chat --agent claude --session s-1"),
+            "{hint}"
+        );
+        assert!(
+            hint.contains("acp chat --agent claude --continue"),
+            "{hint}"
+        );
     }
 
     #[test]

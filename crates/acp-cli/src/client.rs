@@ -8,7 +8,7 @@
 //! them.
 
 use crate::permission::{
-    Decision, PermissionPolicy, ask_on_tty, ask_permission, decide, pick_option,
+    Asked, Decision, PermissionPolicy, Remembered, ask_on_tty, ask_permission, decide, pick_option,
 };
 use crate::policy::{Gate, Verdict, refused};
 use crate::render::Renderer;
@@ -51,15 +51,15 @@ struct Shared {
     renderer: Mutex<Renderer>,
     terminals: Terminals,
     gate: Gate,
-    /// Kind, title and locations of every tool call seen.
-    tool_kinds: Mutex<HashMap<ToolCallId, ToolInfo>>,
+    /// Every tool call seen, as its updates left it.
+    tool_calls: Mutex<HashMap<ToolCallId, ToolCall>>,
     denied: AtomicUsize,
     cancelled: watch::Sender<bool>,
     /// Set when the agent sent a message over the size limit: the run stops,
     /// and nothing the agent sends after it is shown.
     overlong: watch::Sender<bool>,
-    /// Chat: "always" answers by tool kind (true: allow).
-    remembered: Mutex<HashMap<Option<ToolKind>, bool>>,
+    /// Chat: "always" answers, each for a tool kind and a scope.
+    remembered: Mutex<Vec<Remembered>>,
     /// Chat: terminals by tool call, and terminals whose output was shown.
     tool_terminals: Mutex<HashMap<ToolCallId, Vec<TerminalId>>>,
     shown_terminals: Mutex<std::collections::HashSet<TerminalId>>,
@@ -74,9 +74,6 @@ struct Shared {
     /// poll interval; until then it would take lines typed at the prompt.
     asking: watch::Sender<usize>,
 }
-
-/// What is known of a tool call: its kind, title and locations.
-type ToolInfo = (ToolKind, String, Vec<ToolCallLocation>);
 
 /// Counts a question as reading the terminal while it lives.
 struct Asking(Arc<Shared>);
@@ -114,11 +111,11 @@ impl CliClient {
                 gate: Gate::new(settings.policy, settings.protected.clone()),
                 settings,
                 renderer: Mutex::new(renderer),
-                tool_kinds: Mutex::new(HashMap::new()),
+                tool_calls: Mutex::new(HashMap::new()),
                 denied: AtomicUsize::new(0),
                 cancelled: watch::Sender::new(false),
                 overlong: watch::Sender::new(false),
-                remembered: Mutex::new(HashMap::new()),
+                remembered: Mutex::new(Vec::new()),
                 tool_terminals: Mutex::new(HashMap::new()),
                 shown_terminals: Mutex::new(Default::default()),
                 live_terminals: Mutex::new(HashMap::new()),
@@ -380,79 +377,79 @@ impl CliClient {
     }
 
     fn remember_tool(&self, update: &SessionUpdate) {
-        let mut kinds = self
+        let mut calls = self
             .shared
-            .tool_kinds
+            .tool_calls
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         match update {
             SessionUpdate::ToolCall(call) => {
-                kinds.insert(
-                    call.tool_call_id.clone(),
-                    (
-                        call.kind.clone(),
-                        call.title.clone(),
-                        call.locations.clone(),
-                    ),
-                );
+                calls.insert(call.tool_call_id.clone(), call.clone());
             }
             SessionUpdate::ToolCallUpdate(u) => {
-                if let Some(entry) = kinds.get_mut(&u.tool_call_id) {
-                    if let Some(kind) = &u.kind {
-                        entry.0 = kind.clone();
-                    }
-                    if let Some(title) = &u.title {
-                        entry.1 = title.clone();
-                    }
-                    if let Some(locations) = &u.locations {
-                        entry.2 = locations.clone();
-                    }
+                if let Some(call) = calls.get_mut(&u.tool_call_id) {
+                    call.apply(u);
                 }
             }
             _ => {}
         }
     }
 
-    /// The kind, title and locations of the tool call a permission request
-    /// is about.
-    fn tool_of(&self, call: &ToolCallUpdate) -> (Option<ToolKind>, String, Vec<ToolCallLocation>) {
-        let kinds = self
+    /// What a permission request is about: its tool call, completed by
+    /// what earlier updates said of the call.
+    fn asked(&self, call: &ToolCallUpdate) -> Asked {
+        let calls = self
             .shared
-            .tool_kinds
+            .tool_calls
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let known = kinds.get(&call.tool_call_id);
-        let kind = call.kind.clone().or_else(|| known.map(|k| k.0.clone()));
-        let title = call
-            .title
+        Asked::new(call, calls.get(&call.tool_call_id))
+    }
+
+    /// Chat: the "always" answers given so far.
+    pub fn remembered(&self) -> Vec<Remembered> {
+        self.shared
+            .remembered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
             .clone()
-            .or_else(|| known.map(|k| k.1.clone()))
-            .unwrap_or_else(|| call.tool_call_id.to_string());
-        let locations = call
-            .locations
-            .clone()
-            .or_else(|| known.map(|k| k.2.clone()))
-            .unwrap_or_default();
-        (kind, title, locations)
+    }
+
+    /// Chat: forgets the `index`th "always" answer (from 0); the one
+    /// forgotten, if there was one.
+    pub fn forget(&self, index: usize) -> Option<Remembered> {
+        let mut list = self
+            .shared
+            .remembered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        (index < list.len()).then(|| list.remove(index))
+    }
+
+    /// Chat: forgets every "always" answer.
+    pub fn forget_all(&self) {
+        self.shared
+            .remembered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
     }
 
     /// Chat: asks on the terminal, or answers from a remembered "always"
-    /// choice for the same tool kind.
-    async fn ask_chat(
-        &self,
-        kind: Option<ToolKind>,
-        title: String,
-        options: Vec<PermissionOption>,
-    ) -> Decision {
+    /// choice for the same tool kind and scope (the exact command, paths or
+    /// title).
+    async fn ask_chat(&self, asked: Asked, options: Vec<PermissionOption>) -> Decision {
+        let scope = asked.scope();
         let remembered = self
             .shared
             .remembered
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(&kind)
-            .copied();
-        if let Some(allow) = remembered {
-            let order = if allow {
+            .iter()
+            .find(|r| r.kind == asked.kind && r.scope == scope)
+            .cloned();
+        if let Some(remembered) = remembered {
+            let order = if remembered.allow {
                 [
                     PermissionOptionKind::AllowAlways,
                     PermissionOptionKind::AllowOnce,
@@ -467,13 +464,12 @@ impl CliClient {
                 .iter()
                 .find_map(|k| options.iter().find(|o| o.kind == *k))
             {
-                let kind_name = kind
-                    .as_ref()
-                    .map_or("unknown".to_owned(), |k| k.to_string());
                 self.with_renderer(|r| {
-                    r.note(&format!("[permission] remembered for {kind_name} tools"))
+                    r.note(&format!(
+                        "[permission] remembered: {remembered} (/permissions to revoke)"
+                    ))
                 });
-                return if allow {
+                return if remembered.allow {
                     Decision::Allow(option.clone())
                 } else {
                     Decision::Reject(option.clone())
@@ -481,10 +477,10 @@ impl CliClient {
             }
         }
         let color = self.with_renderer(|r| r.color());
-        let kind_text = kind.as_ref().map(|k| k.to_string());
+        let question = asked.clone();
         let decision = self
             .on_tty(pick_option(&options, false), move |tty| {
-                ask_permission(tty, &title, kind_text.as_deref(), &options, color)
+                ask_permission(tty, &question, &options, color)
             })
             .await
             .unwrap_or(Decision::Cancel);
@@ -494,11 +490,17 @@ impl CliClient {
             _ => None,
         };
         if let Some(allow) = chosen {
-            self.shared
+            let mut list = self
+                .shared
                 .remembered
                 .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(kind, allow);
+                .unwrap_or_else(PoisonError::into_inner);
+            list.retain(|r| !(r.kind == asked.kind && r.scope == scope));
+            list.push(Remembered {
+                kind: asked.kind.clone(),
+                scope,
+                allow,
+            });
         }
         decision
     }
@@ -512,17 +514,29 @@ impl CliClient {
         no_tty: T,
         ask: impl FnOnce(&mut Tty) -> T + Send + 'static,
     ) -> Option<T> {
-        self.with_renderer(|r| r.break_line());
+        let live = self.with_renderer(|r| {
+            r.break_line();
+            r.live_output()
+        });
         let mut cancelled = self.shared.cancelled.subscribe();
         let abort = Arc::new(AtomicBool::new(false));
         let flag = abort.clone();
         let asking = Asking::start(self.shared.clone());
         let question = tokio::task::spawn_blocking(move || {
             let _asking = asking;
-            match Tty::open(flag) {
+            // The question has the terminal while it reads, even after it
+            // was abandoned: the live area and type-ahead step aside.
+            if let Some(live) = &live {
+                live.suspend();
+            }
+            let answer = match Tty::open(flag) {
                 Some(mut tty) => ask(&mut tty),
                 None => no_tty,
+            };
+            if let Some(live) = &live {
+                live.resume();
             }
+            answer
         });
         tokio::select! {
             answer = question => answer.ok(),
@@ -616,10 +630,13 @@ impl CliClient {
             Decision::Cancel
         } else if self.shared.settings.interactive {
             let color = self.with_renderer(|r| r.color());
-            let kind = kind.to_string();
-            let asked = title.clone();
+            let asked = Asked {
+                kind: Some(kind),
+                title: title.clone(),
+                ..Asked::default()
+            };
             self.on_tty(pick_option(&options, false), move |tty| {
-                ask_permission(tty, &asked, Some(&kind), &options, color)
+                ask_permission(tty, &asked, &options, color)
             })
             .await
             .unwrap_or(Decision::Cancel)
@@ -643,25 +660,23 @@ impl Client for CliClient {
         args: RequestPermissionRequest,
         _cx: RequestContext<ClientSide>,
     ) -> Result<RequestPermissionResponse, Error> {
-        let (kind, title, locations) = self.tool_of(&args.tool_call);
+        let asked = self.asked(&args.tool_call);
+        let (kind, title) = (asked.kind.clone(), asked.title.clone());
+        let paths = asked.paths.clone();
         let decision = if *self.shared.cancelled.borrow() {
             Decision::Cancel
         } else {
             match decide(self.shared.settings.policy, kind.as_ref(), &args.options) {
                 Some(decision) => decision,
                 None if self.shared.settings.interactive => {
-                    self.ask_chat(kind.clone(), title.clone(), args.options.clone())
-                        .await
+                    self.ask_chat(asked, args.options.clone()).await
                 }
                 None => self.ask(title.clone(), args.options.clone()).await,
             }
         };
         if matches!(decision, Decision::Allow(_)) {
             let roots = self.shared.settings.files.roots();
-            let paths = locations
-                .iter()
-                .filter_map(|l| roots.resolve(&l.path).ok())
-                .collect();
+            let paths = paths.iter().filter_map(|p| roots.resolve(p).ok()).collect();
             self.shared
                 .gate
                 .grant(args.session_id.clone(), kind.clone(), paths);

@@ -9,9 +9,14 @@
 //!
 //! [agents.claude]
 //! command = "npx"
-//! args = ["-y", "@zed-industries/claude-code-acp"]
+//! args = ["-y", "@agentclientprotocol/claude-agent-acp"]
 //! env = { ANTHROPIC_LOG = "debug" }
+//! default_mode = "plan"             # optional: the session's mode
+//! default_model = "sonnet"          # optional: the model config option
+//! default_config_options = { effort = "high" }   # optional
 //! ```
+//!
+//! A command that starts with `~/` is found in the home directory.
 //!
 //! `--agent VALUE` names an agent of the file, or else is a command line.
 //! With no `--agent`, `default_agent` is used, and then `acp-agent` (found
@@ -50,6 +55,16 @@ pub struct AgentEntry {
     /// Extra environment variables.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// The mode to switch a new session to (`session/set_mode`, or a config
+    /// option of category `mode`).
+    #[serde(default)]
+    pub default_mode: Option<String>,
+    /// The model to choose (the config option of category `model`).
+    #[serde(default)]
+    pub default_model: Option<String>,
+    /// Values for config options, by option id.
+    #[serde(default)]
+    pub default_config_options: BTreeMap<String, String>,
 }
 
 impl AgentEntry {
@@ -72,10 +87,46 @@ impl AgentEntry {
     }
 
     fn command(&self) -> AgentCommand {
-        AgentCommand::new(&self.command)
+        AgentCommand::new(expand_home(&self.command))
             .args(&self.args)
             .envs(&self.env)
     }
+
+    fn defaults(&self) -> AgentDefaults {
+        AgentDefaults {
+            mode: self.default_mode.clone(),
+            model: self.default_model.clone(),
+            options: self
+                .default_config_options
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// `~` or `~/…` at the start of `command` in the home directory (as Zed
+/// expands its agents' commands); anything else as it is.
+pub fn expand_home(command: &str) -> String {
+    let rest = match command.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => rest,
+        _ => return command.to_owned(),
+    };
+    match dirs::home_dir() {
+        Some(home) => format!("{}{rest}", home.display()),
+        None => command.to_owned(),
+    }
+}
+
+/// What a new session starts with, from the agent's config entry.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentDefaults {
+    /// `default_mode`.
+    pub mode: Option<String>,
+    /// `default_model`.
+    pub model: Option<String>,
+    /// `default_config_options`, by option id.
+    pub options: Vec<(String, String)>,
 }
 
 /// Where the config file is read from unless `--config` says otherwise.
@@ -113,23 +164,33 @@ impl Config {
 }
 
 /// The agent chosen for a run, with a human-readable description.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ChosenAgent {
     /// How to start it.
     pub command: AgentCommand,
     /// What to call it in messages (`name` or the command line).
     pub label: String,
+    /// The `--agent …` words that choose it again (empty when it is the
+    /// default), for commands acp suggests.
+    pub flag: String,
+    /// What its sessions start with.
+    pub defaults: AgentDefaults,
 }
 
 /// Picks the agent: `requested` (a config name or a command line), else the
 /// config's `default_agent`, else [`DEFAULT_AGENT_PROGRAM`].
 pub fn choose_agent(config: &Config, requested: Option<&str>) -> Result<ChosenAgent, Failure> {
+    let flag = requested
+        .map(|value| format!("--agent {}", crate::auth::shell_quote(value)))
+        .unwrap_or_default();
     let requested = requested.or(config.default_agent.as_deref());
     if let Some(value) = requested {
         if let Some(entry) = config.agents.get(value) {
             return Ok(ChosenAgent {
                 command: entry.command(),
                 label: format!("{value} ({})", entry.display()),
+                flag,
+                defaults: entry.defaults(),
             });
         }
         let command = AgentCommand::parse(value)
@@ -137,6 +198,8 @@ pub fn choose_agent(config: &Config, requested: Option<&str>) -> Result<ChosenAg
         return Ok(ChosenAgent {
             command,
             label: value.to_owned(),
+            flag,
+            defaults: AgentDefaults::default(),
         });
     }
     let program = find_default_agent().ok_or_else(|| {
@@ -144,7 +207,7 @@ pub fn choose_agent(config: &Config, requested: Option<&str>) -> Result<ChosenAg
             crate::exit::AGENT_NOT_FOUND,
             format!(
                 "no agent chosen and {DEFAULT_AGENT_PROGRAM:?} was found neither on PATH nor beside the acp executable.\n\
-                 Name one with --agent \"<command line>\" (for example --agent \"npx -y @zed-industries/claude-code-acp\"),\n\
+                 Name one with --agent \"<command line>\" (for example --agent \"npx -y @agentclientprotocol/claude-agent-acp\"),\n\
                  or add an [agents.NAME] table and default_agent = \"NAME\" to {}",
                 config_path_hint()
             ),
@@ -153,6 +216,8 @@ pub fn choose_agent(config: &Config, requested: Option<&str>) -> Result<ChosenAg
     Ok(ChosenAgent {
         label: program.display().to_string(),
         command: AgentCommand::new(program),
+        flag: String::new(),
+        defaults: AgentDefaults::default(),
     })
 }
 

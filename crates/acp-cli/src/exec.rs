@@ -1,48 +1,74 @@
 //! `acp exec`: one prompt turn, headless.
 
+use crate::auth::{self, Login};
 use crate::cli::{ExecArgs, SessionArgs};
 use crate::client::{CliClient, ClientSettings};
 use crate::config::ChosenAgent;
 use crate::exit::{self, Failure};
 use crate::mentions::prompt_blocks;
+use crate::open::{OpenOptions, Opened};
 use crate::permission::PermissionPolicy;
-use crate::render::Renderer;
+use crate::render::{Format, Renderer};
+use crate::turn::{self, Cancelled, TurnEnd};
 use acp::schema::*;
-use acp::{AgentProcess, ClientSideConnection, ConnectionError, ConnectionOptions, Dropped};
+use acp::{AgentProcess, ConnectionError, ConnectionOptions, Dropped};
 use acp_host::{Files, Roots, Sandbox, Support, TerminalSettings};
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-/// How long the agent gets to answer `initialize`: long, because launchers such
-/// as `npx` or `cargo run` may download or compile the agent first.
-pub const INIT_TIMEOUT: Duration = Duration::from_secs(600);
-/// When to tell the user that `initialize` is taking a while.
-const INIT_NOTICE: Duration = Duration::from_secs(15);
-/// After Ctrl-C, how long to wait for the turn to end as `cancelled`
-/// before the agent is killed.
-pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
+/// When to tell the user that a request before the turn (`authenticate`,
+/// `session/new`, …) is taking a while.
+const STEP_NOTICE: Duration = Duration::from_secs(15);
 /// How long a finished session waits for the agent to exit once its input closes.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How many of the agent's last stderr lines a crash report shows.
 const CRASH_TAIL: usize = 10;
 
 /// Runs `acp exec` and returns the exit code.
+/// Under `--format json`, a failure also ends standard output with one
+/// JSON line ([`Failure::json_line`]).
 pub async fn run(agent: ChosenAgent, args: ExecArgs) -> Result<u8, Failure> {
+    let json = args.format == Format::Json;
+    let mut session_id = None;
+    let result = run_exec(agent, args, &mut session_id).await;
+    if json && let Err(failure) = &result {
+        // After every update line (the renderer has flushed them).
+        println!("{}", failure.json_line(session_id.as_deref()));
+    }
+    result
+}
+
+async fn run_exec(
+    agent: ChosenAgent,
+    args: ExecArgs,
+    session_id: &mut Option<String>,
+) -> Result<u8, Failure> {
     let prompt = read_prompt(&args.prompt)?;
-    let default_policy = if std::io::stdin().is_terminal() {
+    let attached = std::io::stdin().is_terminal();
+    let default_policy = if attached {
         PermissionPolicy::Ask
     } else {
         PermissionPolicy::DenyAll
     };
-    let setup = Setup::new(&args.session, default_policy)?;
+    let mut setup = Setup::new(&args.session, default_policy)?;
+    setup.interactive = attached;
     let client = CliClient::new(setup.settings(false), Renderer::stdio(args.format));
     let mut interrupts = watch_interrupts()?;
+    let restart = agent.clone();
     let process = spawn_agent(agent, &setup.cwd, &client, args.session.verbose)?;
-    let mut session = Session::new(client.clone(), process);
+    let mut session = Session::new(client.clone(), process).restartable(
+        restart,
+        &setup.cwd,
+        args.session.verbose,
+    );
     let result = session.drive(&mut interrupts, &args, &setup, prompt).await;
     session.close().await;
+    *session_id = session.session_id.as_ref().map(|id| id.to_string());
+    if result.is_err() {
+        client.with_renderer(|r| r.break_line());
+    }
     result
 }
 
@@ -61,6 +87,12 @@ pub(crate) struct Setup {
     pub sandbox: Sandbox,
     /// What the sandbox does, in a line for the banner and `--verbose`.
     pub sandbox_state: String,
+    /// Whether a person is at a terminal to answer questions (chat, or
+    /// exec with a terminal on standard input): a login the agent needs
+    /// can then be run right away.
+    pub interactive: bool,
+    /// `--timeout`.
+    pub timeout: Option<Duration>,
 }
 
 impl Setup {
@@ -104,6 +136,8 @@ impl Setup {
             roots,
             sandbox,
             sandbox_state,
+            interactive: false,
+            timeout: args.timeout,
         })
     }
 
@@ -221,7 +255,9 @@ pub(crate) fn spawn_agent(
     client: &CliClient,
     show_stderr: bool,
 ) -> Result<AgentProcess, Failure> {
-    let ChosenAgent { mut command, label } = agent;
+    let ChosenAgent {
+        mut command, label, ..
+    } = agent;
     command = command.current_dir(cwd);
     if show_stderr {
         let client = client.clone();
@@ -266,6 +302,23 @@ pub(crate) struct Session {
     /// The sweep of killed writers' temporary files, started with the
     /// session.
     sweep: Option<tokio::task::JoinHandle<acp_host::Sweep>>,
+    /// How to start the agent again (after a login).
+    pub(crate) restart: Option<Restart>,
+    /// The agent's login methods, from `initialize`.
+    pub(crate) logins: Vec<Login>,
+    /// The method `authenticate` is being called with.
+    pub(crate) trying: Option<String>,
+    /// The open session, once there is one.
+    pub session_id: Option<SessionId>,
+    /// `--timeout`, which also bounds the requests before the turn.
+    pub(crate) timeout: Option<Duration>,
+}
+
+/// What [`Session::restart`] needs.
+pub(crate) struct Restart {
+    pub agent: ChosenAgent,
+    pub cwd: PathBuf,
+    pub verbose: bool,
 }
 
 /// The connection's size limit of one message, in bytes.
@@ -282,7 +335,7 @@ pub(crate) fn overlong_failure() -> Failure {
     ))
 }
 
-/// How a step before the prompt turn ended, when not with a result.
+/// How a request made outside a turn ended, when not with a result.
 pub(crate) enum Interrupted {
     Failed(Failure),
 }
@@ -293,22 +346,6 @@ impl From<Failure> for Interrupted {
     }
 }
 
-/// An initialized connection with an open session.
-pub(crate) struct Opened {
-    /// The connection.
-    pub conn: ClientSideConnection,
-    /// What the agent can do.
-    pub caps: AgentCapabilities,
-    /// The agent's auth methods.
-    pub auth_methods: Vec<AuthMethod>,
-    /// The open session.
-    pub session_id: SessionId,
-    /// The session's modes, if the agent has any.
-    pub modes: Option<SessionModeState>,
-    /// The session's config options, if the agent has any.
-    pub config_options: Option<Vec<SessionConfigOption>>,
-}
-
 impl Session {
     /// A session with the agent `process`, not initialized yet.
     pub fn new(client: CliClient, process: AgentProcess) -> Self {
@@ -317,143 +354,60 @@ impl Session {
             client,
             process,
             sweep,
+            restart: None,
+            logins: Vec::new(),
+            trying: None,
+            session_id: None,
+            timeout: None,
         }
     }
 
-    /// Initializes the connection, authenticates if asked, and opens the
-    /// session (new, resumed or loaded). `show_replay` shows the history a
-    /// loaded session replays.
-    pub async fn open(
-        &mut self,
-        interrupts: &mut Signal,
-        args: &SessionArgs,
-        setup: &Setup,
-        capabilities: ClientCapabilities,
-        show_replay: bool,
-    ) -> Result<Opened, Failure> {
-        let conn = self.process.connection().clone();
+    /// Lets the session start `agent` again in `cwd` (after a login).
+    pub fn restartable(mut self, agent: ChosenAgent, cwd: &std::path::Path, verbose: bool) -> Self {
+        self.restart = Some(Restart {
+            agent,
+            cwd: cwd.to_path_buf(),
+            verbose,
+        });
+        self
+    }
 
-        let init = InitializeRequest::new(ProtocolVersion::LATEST)
-            .client_capabilities(capabilities)
-            .client_info(Implementation::new("acp", env!("CARGO_PKG_VERSION")));
-        let notice = async {
-            tokio::time::sleep(INIT_NOTICE).await;
-            eprintln!(
-                "acp: waiting for the agent to answer initialize (it may still be installing \
-                 or compiling; Ctrl-C gives up)"
-            );
-            std::future::pending::<std::convert::Infallible>().await
+    /// Starts the agent again, the same way; the old process is stopped.
+    pub fn restart(&mut self) -> Result<(), Failure> {
+        let Some(restart) = &self.restart else {
+            return Err(Failure::agent("acp cannot start this agent again"));
         };
-        let answer = self.step("initialize", interrupts, conn.initialize(init));
-        let init = tokio::time::timeout(INIT_TIMEOUT, async {
-            tokio::select! {
-                answer = answer => answer,
-                never = notice => match never {},
-            }
-        })
-        .await
-        .map_err(|_| {
-            Failure::agent(format!(
-                "the agent did not answer initialize within {} s; is it an ACP agent?",
-                INIT_TIMEOUT.as_secs()
-            ))
-        })?
-        .map_err(|Interrupted::Failed(f)| f)?;
-        if init.protocol_version != ProtocolVersion::V1 {
-            return Err(Failure::agent(format!(
-                "the agent speaks ACP protocol version {}, but acp supports version {}; \
-                 update the agent or acp",
-                init.protocol_version.get(),
-                ProtocolVersion::V1.get()
-            )));
-        }
-        let auth_methods = init.auth_methods.clone();
-        let caps = init.agent_capabilities;
+        let process = spawn_agent(
+            restart.agent.clone(),
+            &restart.cwd,
+            &self.client,
+            restart.verbose,
+        )?;
+        // Dropping the old process closes its input and stops its group.
+        self.process = process;
+        self.session_id = None;
+        Ok(())
+    }
 
-        if let Some(method) = &args.auth {
-            let known = auth_methods
+    /// The `--agent …` words that name this agent again, for advice.
+    pub fn agent_flag(&self) -> String {
+        self.restart
+            .as_ref()
+            .map(|r| r.agent.flag.clone())
+            .unwrap_or_default()
+    }
+
+    /// Whether a variable is set for the agent: in its configured
+    /// environment or in acp's.
+    pub fn var_is_set(&self, name: &str) -> bool {
+        let configured = self.restart.as_ref().is_some_and(|r| {
+            r.agent
+                .command
+                .get_envs()
                 .iter()
-                .any(|m| m.id().as_deref() == Some(method.as_str()));
-            if !known {
-                return Err(Failure::usage(format!(
-                    "the agent has no auth method {method:?}.\n{}",
-                    describe_auth_methods(&auth_methods)
-                )));
-            }
-            self.step(
-                "authenticate",
-                interrupts,
-                conn.authenticate(AuthenticateRequest::new(method.as_str())),
-            )
-            .await
-            .map_err(|Interrupted::Failed(f)| f)?;
-        }
-
-        let cwd_text = setup.cwd.to_string_lossy().into_owned();
-        let dirs: Vec<String> = setup
-            .add_dirs
-            .iter()
-            .map(|d| d.to_string_lossy().into_owned())
-            .collect();
-        let send_dirs =
-            !dirs.is_empty() && caps.session_capabilities.additional_directories.is_some();
-        if !dirs.is_empty() && !send_dirs {
-            self.client.with_renderer(|r| {
-                r.note("[note] the agent does not accept additional directories; --add-dir only widens file access")
-            });
-        }
-        let auth_hint = |f: Failure| with_auth_hint(f, &auth_methods);
-        let (session_id, modes, config_options) = match &args.session {
-            None => {
-                let mut request = NewSessionRequest::new(cwd_text);
-                if send_dirs {
-                    request = request.additional_directories(dirs);
-                }
-                let response = self
-                    .step("session/new", interrupts, conn.new_session(request))
-                    .await
-                    .map_err(|Interrupted::Failed(f)| auth_hint(f))?;
-                (response.session_id, response.modes, response.config_options)
-            }
-            Some(id) => {
-                let id = SessionId::new(id.as_str());
-                if caps.session_capabilities.resume.is_some() {
-                    let mut request = ResumeSessionRequest::new(id.clone(), cwd_text);
-                    if send_dirs {
-                        request = request.additional_directories(dirs);
-                    }
-                    let response = self
-                        .step("session/resume", interrupts, conn.resume_session(request))
-                        .await
-                        .map_err(|Interrupted::Failed(f)| auth_hint(f))?;
-                    (id, response.modes, response.config_options)
-                } else if caps.load_session {
-                    let mut request = LoadSessionRequest::new(id.clone(), cwd_text);
-                    if send_dirs {
-                        request = request.additional_directories(dirs);
-                    }
-                    self.client.with_renderer(|r| r.set_replaying(!show_replay));
-                    let loaded = self
-                        .step("session/load", interrupts, conn.load_session(request))
-                        .await;
-                    self.client.with_renderer(|r| r.set_replaying(false));
-                    let response = loaded.map_err(|Interrupted::Failed(f)| auth_hint(f))?;
-                    (id, response.modes, response.config_options)
-                } else {
-                    return Err(Failure::agent(
-                        "the agent can neither resume nor load sessions, so --session cannot be used with it",
-                    ));
-                }
-            }
-        };
-        Ok(Opened {
-            conn,
-            caps,
-            auth_methods,
-            session_id,
-            modes,
-            config_options,
-        })
+                .any(|(k, v)| k == name && !v.is_empty())
+        });
+        configured || std::env::var_os(name).is_some_and(|v| !v.is_empty())
     }
 
     async fn drive(
@@ -463,23 +417,25 @@ impl Session {
         setup: &Setup,
         prompt: String,
     ) -> Result<u8, Failure> {
-        let capabilities = self.client.capabilities();
+        let capabilities = auth::advertise(self.client.capabilities());
         if args.session.verbose {
             self.client.with_renderer(|r| {
                 r.note(&format!("[policy] {}", setup.policy_state()));
                 r.note(&format!("[sandbox] {}", setup.sandbox_state));
             });
         }
-        let opened = self
-            .open(interrupts, &args.session, setup, capabilities, false)
-            .await?;
+        let options = OpenOptions {
+            show_replay: false,
+            prefer_load: false,
+        };
         let Opened {
             conn,
             caps,
-            auth_methods,
             session_id,
             ..
-        } = opened;
+        } = self
+            .open(interrupts, &args.session, setup, capabilities, options)
+            .await?;
         self.client
             .with_renderer(|r| r.note(&format!("[session] {session_id}")));
 
@@ -488,57 +444,28 @@ impl Session {
             &setup.cwd,
             caps.prompt_capabilities.embedded_context,
         );
-        let request = PromptRequest::new(session_id.clone(), blocks);
-        let turn = conn.prompt(request);
-        tokio::pin!(turn);
-        let mut cancelled = false;
-        let deadline = tokio::time::sleep(Duration::MAX);
-        tokio::pin!(deadline);
-        let overlong = self.client.overlong();
-        tokio::pin!(overlong);
-        let response = loop {
-            tokio::select! {
-                // The over-long report comes before the answer that follows
-                // it; when both are in, the report wins.
-                biased;
-                _ = &mut overlong => return Err(overlong_failure()),
-                response = &mut turn => break response,
-                _ = interrupts.recv() => {
-                    if cancelled {
-                        let _ = self.process.kill();
-                        return Err(Failure::new(exit::CANCELLED, "interrupted again: killed the agent"));
-                    }
-                    cancelled = true;
-                    self.client.mark_cancelled();
-                    self.client.with_renderer(|r| r.note("[cancel] cancelling the turn (Ctrl-C again to kill the agent)"));
-                    let _ = conn.cancel(CancelNotification::new(session_id.clone())).await;
-                    deadline.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
-                }
-                _ = &mut deadline => {
-                    let _ = self.process.kill();
-                    return Err(Failure::new(
-                        exit::CANCELLED,
-                        format!("the agent did not end the turn within {} s of the cancel; killed it", CANCEL_GRACE.as_secs()),
-                    ));
-                }
-            }
+        let limits = turn::Limits {
+            timeout: setup.timeout,
         };
-        let response = match response {
-            Ok(response) => response,
-            Err(_) if cancelled => {
-                return Err(Failure::new(exit::CANCELLED, "the turn was cancelled"));
-            }
-            Err(e) => {
-                return Err(with_auth_hint(
-                    self.failure("session/prompt", e).await,
-                    &auth_methods,
-                ));
-            }
+        let end = turn::run(self, &conn, &session_id, blocks, interrupts, limits).await;
+        let (response, cancelled) = match end {
+            TurnEnd::Answered {
+                response,
+                cancelled,
+            } => (response, cancelled),
+            TurnEnd::Failed(failure) | TurnEnd::Fatal(failure) => return Err(failure),
         };
+        if cancelled == Some(Cancelled::TimedOut) {
+            self.client.with_renderer(|r| r.break_line());
+            return Err(turn::timeout_failure(
+                setup.timeout.unwrap_or_default(),
+                false,
+            ));
+        }
         self.client
             .with_renderer(|r| r.finish(&session_id, &response.stop_reason));
         Ok(match response.stop_reason {
-            _ if cancelled => exit::CANCELLED,
+            _ if cancelled.is_some() => exit::CANCELLED,
             StopReason::EndTurn if self.client.denied_count() > 0 => exit::PERMISSION_DENIED,
             StopReason::EndTurn => exit::OK,
             StopReason::Refusal => exit::REFUSAL,
@@ -548,7 +475,9 @@ impl Session {
         })
     }
 
-    /// Awaits one request before the turn; Ctrl-C abandons it.
+    /// Awaits one request made outside a turn; Ctrl-C abandons it, and so
+    /// does `--timeout` running out. After 15 s a note says what acp is
+    /// waiting for.
     pub async fn step<T>(
         &mut self,
         method: &str,
@@ -556,6 +485,25 @@ impl Session {
         call: impl Future<Output = Result<T, ConnectionError>>,
     ) -> Result<T, Interrupted> {
         let overlong = self.client.overlong();
+        let client = self.client.clone();
+        let notice = async {
+            tokio::time::sleep(STEP_NOTICE).await;
+            client.with_renderer(|r| {
+                r.note(&format!(
+                    "[waiting] the agent has not answered {method} for {} s (Ctrl-C gives up; \
+                     --timeout SECS bounds the wait)",
+                    STEP_NOTICE.as_secs()
+                ))
+            });
+            std::future::pending::<()>().await
+        };
+        let timeout = self.timeout;
+        let limit = async move {
+            match timeout {
+                Some(t) => tokio::time::sleep(t).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             biased;
             _ = overlong => Err(Interrupted::Failed(overlong_failure())),
@@ -564,6 +512,11 @@ impl Session {
                 Err(e) => Err(Interrupted::Failed(self.failure(method, e).await)),
             },
             _ = interrupts.recv() => Err(Interrupted::Failed(Failure::new(exit::CANCELLED, format!("interrupted during {method}")))),
+            _ = limit => Err(Interrupted::Failed(Failure::new(
+                exit::TIMEOUT,
+                format!("the agent did not answer {method} within {} s (--timeout)", timeout.unwrap_or_default().as_secs_f64()),
+            ))),
+            _ = notice => unreachable!("the notice never ends"),
         }
     }
 
@@ -571,11 +524,11 @@ impl Session {
     /// dead agent (with the last lines of its stderr).
     pub async fn failure(&mut self, method: &str, error: ConnectionError) -> Failure {
         match error {
-            ConnectionError::Remote(e) if e.code == ErrorCode::AUTH_REQUIRED => {
-                Failure::agent(format!(
-                    "the agent requires authentication ({method} answered: {})",
-                    e.message
-                ))
+            ConnectionError::Remote(e)
+                if auth::is_auth_error(&e)
+                    || (method == "authenticate" && self.trying.is_some()) =>
+            {
+                Failure::agent(self.auth_advice(method, &e)).caused_by(e)
             }
             ConnectionError::Remote(e) => {
                 let mut message = format!(
@@ -585,7 +538,7 @@ impl Session {
                 if let Some(data) = &e.data {
                     message.push_str(&format!("\n  details: {data}"));
                 }
-                Failure::agent(message)
+                Failure::agent(message).caused_by(e)
             }
             ConnectionError::Protocol(e) => Failure::agent(format!(
                 "the agent sent a malformed response to {method}: {e}"
@@ -631,47 +584,30 @@ impl Session {
     }
 }
 
-/// Adds the agent's auth methods to an authentication failure.
-pub(crate) fn with_auth_hint(failure: Failure, methods: &[AuthMethod]) -> Failure {
-    if failure.message.contains("requires authentication") {
-        Failure::new(
-            failure.code,
-            format!("{}\n{}", failure.message, describe_auth_methods(methods)),
-        )
-    } else {
-        failure
-    }
-}
-
-/// The agent's auth methods and what to do for each.
-pub fn describe_auth_methods(methods: &[AuthMethod]) -> String {
-    if methods.is_empty() {
-        return "The agent lists no auth methods; see its documentation for how to log in."
-            .to_owned();
-    }
-    let mut text = String::from("Auth methods of this agent:");
-    for method in methods {
-        let id = method.id().unwrap_or("?".into());
-        let name = method.name().unwrap_or_else(|| id.clone());
-        let todo = match method {
-            AuthMethod::Agent(m) => {
-                let mut todo = format!("run again with --auth {id}");
-                if let Some(d) = &m.description {
-                    todo = format!("{d}; {todo}");
-                }
-                todo
-            }
-            AuthMethod::Terminal(m) => {
-                let args = m.args.clone().unwrap_or_default().join(" ");
-                format!(
-                    "log in interactively: run the agent's command with arguments `{args}` in a terminal, then retry"
-                )
-            }
-            _ => format!("a method acp does not know; --auth {id} may work"),
+impl Session {
+    /// What to tell the user when `method` was answered with an
+    /// authentication error ([`auth::advice`]).
+    pub(crate) fn auth_advice(&self, method: &str, error: &Error) -> String {
+        let tried = self.trying.as_deref().filter(|_| method == "authenticate");
+        let problem = auth::Problem {
+            method,
+            error,
+            tried,
         };
-        text.push_str(&format!("\n  - {id} ({name}): {todo}"));
+        let command = self.restart.as_ref().map(|r| r.agent.command.clone());
+        let logins = match &command {
+            Some(command) => auth::relevant(&problem, &self.logins, command),
+            None => self.logins.clone(),
+        };
+        let is_set = |name: &str| self.var_is_set(name);
+        let flag = self.agent_flag();
+        let cx = auth::Context {
+            agent_flag: &flag,
+            interactive: false,
+            is_set: &is_set,
+        };
+        auth::advice(&problem, &logins, &cx)
     }
-    text
 }
 
 fn read_prompt(words: &[String]) -> Result<String, Failure> {

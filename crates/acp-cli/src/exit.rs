@@ -9,7 +9,9 @@
 //! | 4    | the agent hit a limit (`max_tokens` or `max_turn_requests`) |
 //! | 5    | the turn ended, but a permission request was denied |
 //! | 6    | the agent crashed or closed the connection during the run |
+//! | 124  | the turn did not end within `--timeout` (it was cancelled, then the agent stopped) |
 //! | 127  | the agent program was not found |
+//! | 129  | `acp chat` ended because its terminal hung up (SIGHUP) or it was told to stop (SIGTERM) |
 //! | 130  | the turn was cancelled (Ctrl-C / SIGINT) |
 
 /// The turn ended normally (`end_turn`).
@@ -26,8 +28,12 @@ pub const LIMIT: u8 = 4;
 pub const PERMISSION_DENIED: u8 = 5;
 /// The agent process died or closed the connection.
 pub const AGENT_CRASHED: u8 = 6;
+/// The turn did not end within `--timeout`.
+pub const TIMEOUT: u8 = 124;
 /// The agent program could not be found.
 pub const AGENT_NOT_FOUND: u8 = 127;
+/// `acp chat` was hung up on (SIGHUP) or told to stop (SIGTERM).
+pub const HANGUP: u8 = 129;
 /// The turn was cancelled.
 pub const CANCELLED: u8 = 130;
 
@@ -41,16 +47,20 @@ Exit codes:
     4    the agent hit a limit (max_tokens, max_turn_requests)
     5    the turn ended, but a permission request was denied
     6    the agent crashed or closed the connection
+    124  the turn did not end within --timeout (cancelled, then the agent was stopped)
     127  the agent program was not found
     130  cancelled (Ctrl-C)";
 
 /// An error that ends the program with a message and an exit code.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
     /// The process exit code.
     pub code: u8,
     /// What to tell the user (may span several lines).
     pub message: String,
+    /// The JSON-RPC error the agent answered with, when that is what
+    /// failed; `acp exec --format json` reports it as it came.
+    pub error: Option<Box<acp::schema::Error>>,
 }
 
 impl Failure {
@@ -59,7 +69,32 @@ impl Failure {
         Failure {
             code,
             message: message.into(),
+            error: None,
         }
+    }
+
+    /// The same failure, caused by the agent's error answer `error`.
+    pub fn caused_by(mut self, error: acp::schema::Error) -> Self {
+        self.error = Some(Box::new(error));
+        self
+    }
+
+    /// The one JSON line that ends the output of `acp exec --format json`
+    /// when the run fails: acp's message and exit code, the session when
+    /// one was open, and the agent's JSON-RPC error (code, message, data)
+    /// when there was one.
+    pub fn json_line(&self, session: Option<&str>) -> String {
+        let mut line = serde_json::Map::new();
+        if let Some(error) = &self.error {
+            let value = serde_json::to_value(error).unwrap_or(serde_json::Value::Null);
+            line.insert("error".into(), value);
+        }
+        line.insert("exitCode".into(), self.code.into());
+        line.insert("message".into(), self.message.clone().into());
+        if let Some(session) = session {
+            line.insert("sessionId".into(), session.into());
+        }
+        serde_json::Value::Object(line).to_string()
     }
 
     /// A usage error (exit code 2).

@@ -6,25 +6,32 @@
 //! (permissions, with [`policy`] in front of writes and terminals; file system and terminals
 //! through `acp_host`; elicitations: [`elicit`]), rendering through
 //! [`render::Renderer`] (in chat, to [`output`], which keeps it off the prompt). Exit codes
-//! are listed in [`exit`]. [`record`] is the recording proxy, writing the format of
-//! [`recording`]; [`trace`] shows a recording and [`mock`] plays one (or a script) as an agent.
+//! are listed in [`exit`]. Both modes open their session through `open` and run
+//! turns through [`turn`]; logging in is [`auth`] (and `acp login`: [`login`]).
+//! [`record`] is the recording proxy, writing the format of [`recording`]; [`trace`] shows a
+//! recording and [`mock`] plays one (or a script) as an agent.
 #![deny(missing_docs)]
 
+pub mod auth;
 pub mod chat;
 pub mod check;
 pub mod cli;
 pub mod client;
 pub mod config;
 pub mod connect;
+pub mod console;
 pub mod docs;
 pub mod elicit;
 pub mod exec;
 pub mod exit;
+pub mod login;
 pub mod mentions;
 pub mod mock;
+mod open;
 pub mod output;
 pub mod permission;
 pub mod policy;
+pub mod recent;
 pub mod record;
 pub mod recording;
 pub mod render;
@@ -33,6 +40,7 @@ pub mod style;
 pub mod trace;
 pub mod transcript;
 pub mod tty;
+pub mod turn;
 pub mod zed;
 
 use cli::{AgentsAction, Cli, Command};
@@ -79,8 +87,17 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         return zed::import(settings.as_deref(), &path);
     }
     let config = match &path {
-        Some(path) => Config::load(path, explicit)?,
-        None => Config::default(),
+        Some(path) => Config::load(path, explicit),
+        None => Ok(Config::default()),
+    };
+    let config = match (config, &command) {
+        (Ok(config), _) => config,
+        // Under --format json, every failure ends with a JSON line.
+        (Err(failure), Command::Exec(args)) if args.format == render::Format::Json => {
+            println!("{}", failure.json_line(None));
+            return Err(failure);
+        }
+        (Err(failure), _) => return Err(failure),
     };
     match command {
         Command::Agents(_) => {
@@ -88,8 +105,18 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
             Ok(exit::OK)
         }
         Command::Exec(args) => {
-            let agent = pick_agent(&config, cli.agent.as_deref(), &cli.remote)?;
+            let json = args.format == render::Format::Json;
+            let agent =
+                pick_agent(&config, cli.agent.as_deref(), &cli.remote).inspect_err(|f| {
+                    if json {
+                        println!("{}", f.json_line(None));
+                    }
+                })?;
             exec::run(agent, args).await
+        }
+        Command::Login(args) => {
+            let agent = pick_agent(&config, cli.agent.as_deref(), &cli.remote)?;
+            login::run(agent, args).await
         }
         Command::Chat(args) => {
             let agent = pick_agent(&config, cli.agent.as_deref(), &cli.remote)?;
@@ -121,7 +148,7 @@ fn list_agents(config: &Config, path: Option<&std::path::Path>) {
     if config.agents.is_empty() {
         println!("no agents configured in {origin}");
         println!(
-            "add one like this:\n\n[agents.NAME]\ncommand = \"npx\"\nargs = [\"-y\", \"@zed-industries/claude-code-acp\"]"
+            "add one like this:\n\n[agents.NAME]\ncommand = \"npx\"\nargs = [\"-y\", \"@agentclientprotocol/claude-agent-acp\"]"
         );
     }
     let width = config.agents.keys().map(String::len).max().unwrap_or(0);

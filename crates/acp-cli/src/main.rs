@@ -1,12 +1,11 @@
 //! The `acp` command. See the `acp_cli` library for the logic.
 
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // A terminal's supervisor is this program started again; it never returns.
     acp_host::supervise_if_requested();
-    let cli = acp_cli::cli::Cli::parse();
+    let cli = acp_cli::cli::Cli::from_env();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -1,8 +1,17 @@
-//! Where `acp chat` prints its transcript. While a turn runs, text goes
-//! straight to standard output. While the line editor waits for a line,
-//! text printed there would land on the `> ` prompt and the half-typed
-//! line, so it goes through rustyline's external printer, which prints it
-//! above the prompt and redraws the prompt and the line under it.
+//! Where `acp chat` prints its transcript, and the terminal during a turn.
+//!
+//! - While the line editor waits for a line, text printed there would land
+//!   on the `> ` prompt and the half-typed line, so it goes through
+//!   rustyline's external printer, which prints it above the prompt and
+//!   redraws the prompt and the line under it.
+//! - While a turn runs (on a terminal), the bottom of the screen is the
+//!   live area of [`crate::console`]: text is committed above it, and it is
+//!   redrawn under it. The terminal does not echo: what the user types goes
+//!   into the live area's input line (type-ahead), never into the
+//!   transcript, and is handed to the line editor when the turn ends. A
+//!   question (a permission, a form) takes the terminal back for its time:
+//!   the live area is hidden, reading stops, and echo is on.
+//! - Otherwise text goes straight to standard output.
 //!
 //! The external printer hands text to the editor through a queue of one
 //! message and waits while that is full; if the editor ends its line at
@@ -12,15 +21,38 @@
 //! thread that does ([`ChatOutput::attach`]). In that narrow case the text
 //! is shown late, above the next prompt, but nothing stalls.
 
-use std::io::Write;
+use crate::console::{self, Decoder, Live};
+use crate::style::Style;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::termios::{self, InputFlags, LocalFlags, SetArg, SpecialCharacterIndices, Termios};
+use std::io::{IsTerminal, Read, Write};
+use std::os::fd::AsFd;
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// How often the reader of type-ahead checks whether to stop or pause.
+const READ_POLL: u16 = 50;
+/// Changes to the live area closer together than this are drawn together.
+const DRAW_EVERY: Duration = Duration::from_millis(30);
+/// How long a hint stays in the status line.
+const HINT_FOR: Duration = Duration::from_secs(3);
 
 /// Chooses where the transcript goes. Cheap to clone; clones share the
 /// choice.
 #[derive(Clone, Default)]
 pub struct ChatOutput {
     state: Arc<Mutex<State>>,
+    /// The reader of type-ahead: asked to pause (a question reads the
+    /// terminal), and saying it has.
+    reader: Arc<(Mutex<ReaderFlags>, Condvar)>,
+}
+
+#[derive(Default)]
+struct ReaderFlags {
+    pause: bool,
+    paused: bool,
+    stop: bool,
 }
 
 #[derive(Default)]
@@ -29,12 +61,72 @@ struct State {
     editing: bool,
     /// The thread that prints through the line editor, once there is one.
     printer: Option<Sender<String>>,
+    /// The turn that is running, on a terminal.
+    turn: Option<Turn>,
+}
+
+/// The terminal during a turn.
+struct Turn {
+    live: Live,
+    style: Style,
+    /// Rows of the live area on the screen now.
+    drawn: usize,
+    /// Questions that have the terminal.
+    suspended: usize,
+    /// The terminal's settings before the turn, restored after it.
+    saved: Option<Termios>,
+    last_draw: Instant,
+    dirty: bool,
+}
+
+impl Turn {
+    /// Erases the live area; the cursor ends at the start of its first row.
+    fn erase(&mut self, out: &mut impl Write) {
+        if self.drawn > 1 {
+            let _ = write!(out, "\x1b[{}A", self.drawn - 1);
+        }
+        if self.drawn > 0 {
+            let _ = write!(out, "\r\x1b[J");
+        }
+        self.drawn = 0;
+    }
+
+    /// Draws the live area where the cursor is (at the start of a line).
+    fn draw(&mut self, out: &mut impl Write) {
+        let (width, height) = terminal_size::terminal_size_of(std::io::stdout())
+            .map(|(w, h)| (w.0 as usize, h.0 as usize))
+            .unwrap_or((80, 24));
+        let rows = self.live.rows(width, height, self.style, Instant::now());
+        let _ = write!(out, "\x1b[?25l{}\x1b[?25h", rows.join("\r\n"));
+        self.drawn = rows.len();
+        self.last_draw = Instant::now();
+        self.dirty = false;
+    }
+
+    fn redraw(&mut self, out: &mut impl Write) {
+        if self.suspended == 0 {
+            self.erase(out);
+            self.draw(out);
+        }
+    }
+}
+
+/// The terminal without echo or line editing, so that type-ahead is read
+/// key by key; Ctrl-C still interrupts, and output is processed as usual.
+fn quiet_mode(saved: &Termios) -> Termios {
+    let mut quiet = saved.clone();
+    quiet.local_flags &= !(LocalFlags::ICANON | LocalFlags::ECHO | LocalFlags::IEXTEN);
+    quiet.input_flags &= !InputFlags::ICRNL;
+    quiet.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
+    quiet.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
+    quiet
 }
 
 impl ChatOutput {
-    /// A writer for the transcript: standard output, or the line editor's
-    /// printer while [`ChatOutput::set_editing`] says a line is being read.
-    /// Text is passed on at each flush.
+    /// A writer for the transcript: standard output, the line editor's
+    /// printer while [`ChatOutput::set_editing`] says a line is being read,
+    /// or above the live area during a turn. Text is passed on at each
+    /// flush.
     pub fn writer(&self) -> ChatWriter {
         ChatWriter {
             output: self.clone(),
@@ -73,6 +165,19 @@ impl ChatOutput {
 
     fn print(&self, bytes: Vec<u8>) {
         let mut state = self.lock();
+        if let Some(turn) = &mut state.turn
+            && turn.suspended == 0
+        {
+            let mut out = std::io::stdout().lock();
+            turn.erase(&mut out);
+            let _ = out.write_all(&bytes);
+            if !bytes.ends_with(b"\n") {
+                let _ = out.write_all(b"\n");
+            }
+            turn.draw(&mut out);
+            let _ = out.flush();
+            return;
+        }
         if state.editing
             && let Some(printer) = &state.printer
         {
@@ -87,12 +192,261 @@ impl ChatOutput {
         let _ = out.write_all(&bytes);
         let _ = out.flush();
     }
+
+    /// Starts the live area of a turn, and the reading of type-ahead, when
+    /// standard input and output are a terminal; `typed` is what the live
+    /// input line starts with. Otherwise nothing changes.
+    pub fn begin_turn(&self, color: bool, typed: String) {
+        let stdin = std::io::stdin();
+        if !stdin.is_terminal() || !std::io::stdout().is_terminal() {
+            return;
+        }
+        let saved = termios::tcgetattr(stdin.as_fd()).ok();
+        if let Some(saved) = &saved {
+            let _ = termios::tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &quiet_mode(saved));
+        }
+        let mut live = Live::new();
+        live.input = typed;
+        let mut turn = Turn {
+            live,
+            style: Style::new(color),
+            drawn: 0,
+            suspended: 0,
+            saved,
+            last_draw: Instant::now(),
+            dirty: false,
+        };
+        {
+            let mut out = std::io::stdout().lock();
+            turn.draw(&mut out);
+            let _ = out.flush();
+        }
+        self.lock().turn = Some(turn);
+        {
+            let (flags, _) = &*self.reader;
+            *flags.lock().unwrap_or_else(PoisonError::into_inner) = ReaderFlags::default();
+        }
+        let output = self.clone();
+        let _ = std::thread::Builder::new()
+            .name("acp-chat-typeahead".to_owned())
+            .spawn(move || output.read_typeahead());
+    }
+
+    /// Ends the live area: stops reading, erases it, gives the terminal its
+    /// settings back, and returns what was typed ahead.
+    pub fn end_turn(&self) -> String {
+        if !self.in_turn() {
+            return String::new();
+        }
+        self.stop_reader();
+        let mut state = self.lock();
+        let Some(mut turn) = state.turn.take() else {
+            return String::new();
+        };
+        let mut out = std::io::stdout().lock();
+        turn.erase(&mut out);
+        let _ = out.flush();
+        if let Some(saved) = &turn.saved {
+            let _ = termios::tcsetattr(std::io::stdin().as_fd(), SetArg::TCSANOW, saved);
+        }
+        turn.live.input
+    }
+
+    /// Whether a turn's live area is up.
+    pub fn in_turn(&self) -> bool {
+        self.lock().turn.is_some()
+    }
+
+    /// A question takes the terminal: reading stops, the live area goes,
+    /// echo comes back. Nested calls count.
+    pub fn suspend(&self) {
+        if !self.in_turn() {
+            return;
+        }
+        self.pause_reader(true);
+        let mut state = self.lock();
+        if let Some(turn) = &mut state.turn {
+            turn.suspended += 1;
+            if turn.suspended == 1 {
+                let mut out = std::io::stdout().lock();
+                turn.erase(&mut out);
+                let _ = out.flush();
+                if let Some(saved) = &turn.saved {
+                    let _ = termios::tcsetattr(std::io::stdin().as_fd(), SetArg::TCSANOW, saved);
+                }
+            }
+        }
+    }
+
+    /// The question is over: the live area and the reading come back.
+    pub fn resume(&self) {
+        let mut state = self.lock();
+        let Some(turn) = &mut state.turn else {
+            return;
+        };
+        if turn.suspended == 0 {
+            return;
+        }
+        turn.suspended -= 1;
+        if turn.suspended > 0 {
+            return;
+        }
+        if let Some(saved) = &turn.saved {
+            let _ = termios::tcsetattr(
+                std::io::stdin().as_fd(),
+                SetArg::TCSANOW,
+                &quiet_mode(saved),
+            );
+        }
+        let mut out = std::io::stdout().lock();
+        turn.draw(&mut out);
+        let _ = out.flush();
+        drop(state);
+        self.pause_reader(false);
+    }
+
+    /// Changes the live area with `f`; it is drawn at once unless it was
+    /// drawn very recently (then at the next [`ChatOutput::tick`]).
+    pub fn live(&self, f: impl FnOnce(&mut Live)) {
+        let mut state = self.lock();
+        let Some(turn) = &mut state.turn else {
+            return;
+        };
+        f(&mut turn.live);
+        turn.dirty = true;
+        if turn.last_draw.elapsed() >= DRAW_EVERY {
+            let mut out = std::io::stdout().lock();
+            turn.redraw(&mut out);
+            let _ = out.flush();
+        }
+    }
+
+    /// Changes the live area with `f` without drawing it: it is drawn with
+    /// the next text committed, or at the next [`ChatOutput::tick`].
+    pub fn stage(&self, f: impl FnOnce(&mut Live)) {
+        let mut state = self.lock();
+        if let Some(turn) = &mut state.turn {
+            f(&mut turn.live);
+            turn.dirty = true;
+        }
+    }
+
+    /// Moves the spinner and draws what changed; called every 100 ms or
+    /// so during a turn.
+    pub fn tick(&self) {
+        let mut state = self.lock();
+        let Some(turn) = &mut state.turn else {
+            return;
+        };
+        turn.live.frame += 1;
+        let mut out = std::io::stdout().lock();
+        turn.redraw(&mut out);
+        let _ = out.flush();
+    }
+
+    fn pause_reader(&self, pause: bool) {
+        let (flags, changed) = &*self.reader;
+        let mut f = flags.lock().unwrap_or_else(PoisonError::into_inner);
+        f.pause = pause;
+        changed.notify_all();
+        if pause {
+            // The reader notices within one poll.
+            let deadline = Instant::now() + Duration::from_millis(4 * READ_POLL as u64);
+            while !f.paused && !f.stop && Instant::now() < deadline {
+                let left = deadline.saturating_duration_since(Instant::now());
+                f = changed
+                    .wait_timeout(f, left)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+        }
+    }
+
+    fn stop_reader(&self) {
+        let (flags, changed) = &*self.reader;
+        let mut f = flags.lock().unwrap_or_else(PoisonError::into_inner);
+        f.stop = true;
+        changed.notify_all();
+        let deadline = Instant::now() + Duration::from_millis(4 * READ_POLL as u64);
+        while !f.paused && Instant::now() < deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            f = changed
+                .wait_timeout(f, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// The reader of type-ahead: reads the keys typed during the turn into
+    /// the live input line, until told to stop; steps aside while paused.
+    fn read_typeahead(self) {
+        let (flags, changed) = &*self.reader.clone();
+        let mut decoder = Decoder::default();
+        let stdin = std::io::stdin();
+        let mut buf = [0u8; 1024];
+        loop {
+            {
+                let mut f = flags.lock().unwrap_or_else(PoisonError::into_inner);
+                loop {
+                    if f.stop {
+                        f.paused = true;
+                        changed.notify_all();
+                        return;
+                    }
+                    if !f.pause {
+                        f.paused = false;
+                        break;
+                    }
+                    f.paused = true;
+                    changed.notify_all();
+                    f = changed.wait(f).unwrap_or_else(PoisonError::into_inner);
+                }
+            }
+            let ready = {
+                let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+                match poll(&mut fds, PollTimeout::from(READ_POLL)) {
+                    Ok(n) => n > 0,
+                    Err(nix::errno::Errno::EINTR) => false,
+                    Err(_) => return,
+                }
+            };
+            if !ready {
+                continue;
+            }
+            // A pause asked for while polling wins: the question reads.
+            if flags.lock().unwrap_or_else(PoisonError::into_inner).pause {
+                continue;
+            }
+            let n = match stdin.lock().read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            let keys = decoder.keys(&buf[..n]);
+            self.live(|live| {
+                for key in keys {
+                    if console::apply(&mut live.input, key) {
+                        live.hint = Some((
+                            "Enter sends once the turn ends".to_owned(),
+                            Instant::now() + HINT_FOR,
+                        ));
+                    }
+                }
+            });
+        }
+    }
 }
 
 /// The transcript's writer (see [`ChatOutput::writer`]).
 pub struct ChatWriter {
     output: ChatOutput,
     pending: Vec<u8>,
+}
+
+impl ChatWriter {
+    /// The output this writer prints to.
+    pub fn output(&self) -> &ChatOutput {
+        &self.output
+    }
 }
 
 impl Write for ChatWriter {

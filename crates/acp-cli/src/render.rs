@@ -68,16 +68,27 @@ impl Renderer {
         self.chat.as_mut()
     }
 
+    /// The owner of chat's live area, when this is the chat renderer.
+    pub fn live_output(&self) -> Option<crate::output::ChatOutput> {
+        self.chat.as_ref().and_then(Transcript::live_output)
+    }
+
     /// Whether output is coloured.
     pub fn color(&self) -> bool {
         self.chat.as_ref().is_some_and(|t| t.style().enabled())
     }
 
-    /// Ends a partly printed line of streamed text (chat), so that a
-    /// question can be asked on a line of its own.
+    /// Ends a partly printed line of streamed text, so that a question or
+    /// a message starts on a line of its own.
     pub fn break_line(&mut self) {
         if let Some(t) = &mut self.chat {
             t.break_line();
+            return;
+        }
+        if self.format == Format::Text && self.printed_text && !self.at_line_start {
+            let _ = writeln!(self.out);
+            let _ = self.out.flush();
+            self.at_line_start = true;
         }
     }
 
@@ -123,6 +134,9 @@ impl Renderer {
         if let Some(t) = &mut self.chat {
             if !self.replaying {
                 t.update(&notification.update);
+                if let Some(status) = agent_status(notification) {
+                    t.status(&status);
+                }
             }
             return;
         }
@@ -134,7 +148,12 @@ impl Renderer {
                 }
             }
             Format::Text if self.replaying => {}
-            Format::Text => self.text_update(&notification.update),
+            Format::Text => {
+                self.text_update(&notification.update);
+                if let Some(status) = agent_status(notification) {
+                    self.note(&format!("[status] {status}"));
+                }
+            }
         }
     }
 
@@ -193,6 +212,11 @@ impl Renderer {
             }
             SessionUpdate::CurrentModeUpdate(m) => {
                 self.note(&format!("[mode] {}", m.current_mode_id))
+            }
+            SessionUpdate::SessionInfoUpdate(info) => {
+                if let Some(Some(title)) = &info.title {
+                    self.note(&format!("[title] {title}"));
+                }
             }
             _ => {}
         }
@@ -257,6 +281,77 @@ impl Renderer {
             }
         }
         let _ = self.out.flush();
+    }
+}
+
+/// What the agent says about its own progress in an update, if anything:
+/// a `status` (or `statusMessage`, `progress`) in the `_meta` of the
+/// notification or of the update (a text, or an object with a `message` or
+/// `text`), or the `message`, `status` or `title` text of an update of a
+/// kind acp does not know.
+pub fn agent_status(notification: &SessionNotification) -> Option<String> {
+    let update_meta = match &notification.update {
+        SessionUpdate::AgentMessageChunk(c)
+        | SessionUpdate::AgentThoughtChunk(c)
+        | SessionUpdate::UserMessageChunk(c) => c.meta.as_ref(),
+        SessionUpdate::ToolCall(c) => c.meta.as_ref(),
+        SessionUpdate::ToolCallUpdate(u) => u.meta.as_ref(),
+        SessionUpdate::SessionInfoUpdate(u) => u.meta.as_ref(),
+        SessionUpdate::UsageUpdate(u) => u.meta.as_ref(),
+        SessionUpdate::Plan(p) => p.meta.as_ref(),
+        SessionUpdate::Other(raw) => {
+            let other = serde_json::to_value(raw).unwrap_or_default();
+            let kind = other
+                .get("sessionUpdate")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("update");
+            if let Some(text) = ["message", "status", "title"]
+                .iter()
+                .find_map(|k| other.get(*k).and_then(serde_json::Value::as_str))
+            {
+                return Some(format!("{kind}: {}", clip(text)));
+            }
+            let inner = other
+                .get("_meta")
+                .and_then(serde_json::Value::as_object)
+                .and_then(meta_status);
+            return notification
+                .meta
+                .as_ref()
+                .and_then(|m| meta_status(&m.to_map()))
+                .or(inner);
+        }
+        _ => None,
+    };
+    [
+        notification.meta.as_ref().map(Meta::to_map),
+        update_meta.map(Meta::to_map),
+    ]
+    .iter()
+    .flatten()
+    .find_map(meta_status)
+}
+
+fn meta_status(meta: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+    ["status", "statusMessage", "progress"]
+        .iter()
+        .find_map(|key| {
+            let value = meta.get(*key)?;
+            let text = value.as_str().or_else(|| {
+                ["message", "text"]
+                    .iter()
+                    .find_map(|k| value.get(*k).and_then(serde_json::Value::as_str))
+            })?;
+            (!text.trim().is_empty()).then(|| clip(text))
+        })
+}
+
+/// A status on one line, at most 200 characters.
+fn clip(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default().trim();
+    match line.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_owned(),
     }
 }
 

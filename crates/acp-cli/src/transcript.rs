@@ -1,12 +1,23 @@
 //! How `acp chat` shows a session: a scrolling transcript on standard
-//! output. Agent text is printed line by line as it streams in, each line
+//! output. Agent text is committed line by line as it streams in, each line
 //! rendered as light markdown; thoughts are dimmed; tool calls show their
-//! kind, title, locations and every status change; diffs are unified diffs;
-//! the plan is a checklist, reprinted when it changes.
+//! kind, title, locations and how they ended; diffs are unified diffs; the
+//! plan is a checklist, reprinted when it changes.
+//!
+//! During a turn on a terminal, the bottom of the screen is the live area
+//! ([`crate::console`]): the line the agent is still writing appears there
+//! as plain text as it streams, and is committed (rendered) once it ends;
+//! tool calls still running are shown there, one line each, updated in
+//! place, and committed as one block when they end (or when the turn does);
+//! what the agent says about its progress and its usage go to the status
+//! line. Without a live area, a tool call is shown when it starts and when
+//! it ends, and progress reports are notes.
 //!
 //! It also keeps what the chat loop needs from the updates: the agent's
 //! slash commands, the current mode, the config options and the last usage.
 
+use crate::console;
+use crate::output::ChatOutput;
 use crate::style::Style;
 use acp::schema::*;
 use std::collections::HashMap;
@@ -31,6 +42,23 @@ enum Stream {
     User,
 }
 
+/// What the transcript knows of a tool call.
+struct Tool {
+    kind: ToolKind,
+    title: String,
+    status: ToolCallStatus,
+    /// Details (locations, diffs, content) not committed yet: held while
+    /// the call runs in the live area.
+    held: Vec<String>,
+    /// Whether the call was committed (shown above the live area, or
+    /// announced without one).
+    shown: bool,
+}
+
+fn ended(status: &ToolCallStatus) -> bool {
+    matches!(status, ToolCallStatus::Completed | ToolCallStatus::Failed)
+}
+
 /// The chat transcript and the session state seen in updates.
 pub struct Transcript {
     out: Box<dyn Write + Send>,
@@ -42,7 +70,11 @@ pub struct Transcript {
     /// Highlighter of the open fenced code block, when its language is
     /// known and colour is on.
     code: Option<HighlightLines<'static>>,
-    tools: HashMap<ToolCallId, (ToolKind, String)>,
+    tools: HashMap<ToolCallId, Tool>,
+    /// Tool calls not ended yet, in the order they started.
+    open_tools: Vec<ToolCallId>,
+    /// The live area, during a turn on a terminal.
+    live: Option<ChatOutput>,
     last_plan: Option<Vec<(String, PlanEntryStatus)>>,
     /// The agent's slash commands.
     pub commands: Commands,
@@ -67,6 +99,8 @@ impl Transcript {
             in_code: false,
             code: None,
             tools: HashMap::new(),
+            open_tools: Vec::new(),
+            live: None,
             last_plan: None,
             commands,
             current_mode: None,
@@ -81,11 +115,147 @@ impl Transcript {
         self.style
     }
 
+    /// Shows the open line and the running tool calls in `output`'s live
+    /// area whenever it has one (a turn on a terminal).
+    pub fn set_live(&mut self, output: ChatOutput) {
+        self.live = Some(output);
+    }
+
+    /// The live area's owner, if any.
+    pub fn live_output(&self) -> Option<ChatOutput> {
+        self.live.clone()
+    }
+
+    /// Whether a live area is up now.
+    fn is_live(&self) -> bool {
+        self.live.as_ref().is_some_and(ChatOutput::in_turn)
+    }
+
+    /// Puts the open line into the live area (drawn with what is committed
+    /// next, or at once when `draw`).
+    fn sync_open(&mut self, draw: bool) {
+        let Some(live) = &self.live else { return };
+        let open = match self.stream {
+            Some(Stream::User) if !self.pending.is_empty() => format!("> {}", self.pending),
+            _ => self.pending.clone(),
+        };
+        let dim = self.stream == Some(Stream::Thought);
+        let f = |l: &mut console::Live| {
+            l.open = open;
+            l.open_dim = dim;
+        };
+        if draw {
+            live.live(f);
+        } else {
+            live.stage(f);
+        }
+    }
+
+    /// Puts the running tool calls into the live area (drawn at once, or
+    /// with what is committed next).
+    fn sync_tools(&mut self, draw: bool) {
+        let Some(live) = &self.live else { return };
+        let rows: Vec<String> = self
+            .open_tools
+            .iter()
+            .filter_map(|id| self.tools.get(id))
+            .map(|t| self.tool_head(&t.kind, &t.title, &t.status))
+            .collect();
+        if draw {
+            live.live(|l| l.tools = rows);
+        } else {
+            live.stage(|l| l.tools = rows);
+        }
+    }
+
+    /// Commits the tool calls still running (the turn is over), with the
+    /// status they last had.
+    pub fn end_turn(&mut self) {
+        self.break_line();
+        let open = std::mem::take(&mut self.open_tools);
+        self.sync_tools(false);
+        for id in open {
+            self.commit_tool(&id);
+        }
+        if let Some(live) = &self.live {
+            live.live(|l| l.agent_status = None);
+        }
+    }
+
+    /// Commits a tool call's header (with its status now) and what it held.
+    fn commit_tool(&mut self, id: &ToolCallId) {
+        let Some(tool) = self.tools.get_mut(id) else {
+            return;
+        };
+        tool.shown = true;
+        let held = std::mem::take(&mut tool.held);
+        let (kind, title, status) = (tool.kind.clone(), tool.title.clone(), tool.status.clone());
+        let head = self.tool_head(&kind, &title, &status);
+        self.line(&head);
+        for text in held {
+            self.line(&text);
+        }
+    }
+
+    /// A tool call appeared or changed: `status_changed` when this update
+    /// set its status, `details` what the update carried.
+    fn tool_changed(&mut self, id: &ToolCallId, status_changed: bool, details: Vec<String>) {
+        let live = self.is_live();
+        let Some(tool) = self.tools.get_mut(id) else {
+            return;
+        };
+        let done = ended(&tool.status);
+        let open = self.open_tools.contains(id);
+        if live && !done && !tool.shown {
+            // Runs in the live area; its details wait for its end.
+            tool.held.extend(details);
+            if !open {
+                self.open_tools.push(id.clone());
+            }
+            self.sync_tools(true);
+            return;
+        }
+        if open && done {
+            tool.held.extend(details);
+            self.open_tools.retain(|t| t != id);
+            // Out of the live area as it is committed above it.
+            self.sync_tools(false);
+            self.commit_tool(id);
+            return;
+        }
+        // No live area, or the call was committed already: a header when
+        // it starts and when it ends, details as they come.
+        let first = !tool.shown;
+        tool.shown = true;
+        if first || (status_changed && done) {
+            let (kind, title, status) =
+                (tool.kind.clone(), tool.title.clone(), tool.status.clone());
+            let head = self.tool_head(&kind, &title, &status);
+            self.line(&head);
+        }
+        for text in details {
+            self.line(&text);
+        }
+    }
+
     /// Prints a whole line, after ending any partial line.
     pub fn line(&mut self, text: &str) {
         self.break_line();
         let _ = writeln!(self.out, "{text}");
         let _ = self.out.flush();
+    }
+
+    /// What the agent last said about its own progress (a retry, …): in
+    /// the status line of the live area, else a note.
+    pub fn status(&mut self, text: &str) {
+        if self.is_live()
+            && let Some(live) = &self.live
+        {
+            let text = text.to_owned();
+            live.live(|l| l.agent_status = Some(text));
+            return;
+        }
+        self.note(&format!("[status] {text}"));
     }
 
     /// Prints a dimmed note line.
@@ -98,6 +268,7 @@ impl Transcript {
     pub fn break_line(&mut self) {
         if !self.pending.is_empty() {
             let line = std::mem::take(&mut self.pending);
+            self.sync_open(false);
             self.emit(&line);
         }
         self.stream = None;
@@ -110,34 +281,53 @@ impl Transcript {
             SessionUpdate::AgentThoughtChunk(chunk) => self.chunk(Stream::Thought, &chunk.content),
             SessionUpdate::UserMessageChunk(chunk) => self.chunk(Stream::User, &chunk.content),
             SessionUpdate::ToolCall(call) => {
-                self.tools.insert(
-                    call.tool_call_id.clone(),
-                    (call.kind.clone(), call.title.clone()),
-                );
-                let head = self.tool_head(&call.kind, &call.title, &call.status);
-                self.line(&head);
-                self.tool_details(&call.locations, &call.content);
+                self.break_line();
+                let tool = Tool {
+                    kind: call.kind.clone(),
+                    title: call.title.clone(),
+                    status: call.status.clone(),
+                    held: Vec::new(),
+                    shown: false,
+                };
+                // A repeated tool_call for a running call updates it; one
+                // for a call that ended starts it again.
+                let known = self.tools.insert(call.tool_call_id.clone(), tool);
+                if let (Some(old), Some(new)) = (known, self.tools.get_mut(&call.tool_call_id))
+                    && !ended(&old.status)
+                {
+                    new.held = old.held;
+                    new.shown = old.shown;
+                }
+                let details = self.tool_details(&call.locations, &call.content);
+                self.tool_changed(&call.tool_call_id, true, details);
             }
             SessionUpdate::ToolCallUpdate(u) => {
+                self.break_line();
                 let entry = self
                     .tools
                     .entry(u.tool_call_id.clone())
-                    .or_insert_with(|| (ToolKind::default(), u.tool_call_id.to_string()));
+                    .or_insert_with(|| Tool {
+                        kind: ToolKind::default(),
+                        title: u.tool_call_id.to_string(),
+                        status: ToolCallStatus::Pending,
+                        held: Vec::new(),
+                        shown: false,
+                    });
                 if let Some(kind) = &u.kind {
-                    entry.0 = kind.clone();
+                    entry.kind = kind.clone();
                 }
                 if let Some(title) = &u.title {
-                    entry.1 = title.clone();
+                    entry.title = title.clone();
                 }
-                let (kind, title) = entry.clone();
                 if let Some(status) = &u.status {
-                    let head = self.tool_head(&kind, &title, status);
-                    self.line(&head);
+                    entry.status = status.clone();
                 }
-                self.tool_details(
+                let details = self.tool_details(
                     u.locations.as_deref().unwrap_or_default(),
                     u.content.as_deref().unwrap_or_default(),
                 );
+                let changed = u.status.is_some() || u.title.is_some();
+                self.tool_changed(&u.tool_call_id, changed, details);
             }
             SessionUpdate::Plan(plan) => {
                 let entries: Vec<(String, PlanEntryStatus)> = plan
@@ -184,7 +374,13 @@ impl Transcript {
                     self.note(&format!("[session] {title}"));
                 }
             }
-            SessionUpdate::UsageUpdate(u) => self.usage = Some(u.clone()),
+            SessionUpdate::UsageUpdate(u) => {
+                self.usage = Some(u.clone());
+                if let Some(live) = &self.live {
+                    let text = usage_text(u);
+                    live.live(|l| l.usage = Some(text));
+                }
+            }
             SessionUpdate::Notice(notice) => {
                 let mut line = format!("[{}] {}", notice.severity, notice.title);
                 if let Some(d) = &notice.description {
@@ -210,9 +406,22 @@ impl Transcript {
             self.break_line();
             self.stream = Some(stream);
         }
+        if stream == Stream::Message
+            && let Some(live) = &self.live
+        {
+            // The agent is writing again: whatever it said it was doing
+            // is over.
+            live.stage(|l| l.agent_status = None);
+        }
         self.pending.push_str(&text);
+        let mut lines = Vec::new();
         while let Some(end) = self.pending.find('\n') {
             let line: String = self.pending.drain(..=end).collect();
+            lines.push(line);
+        }
+        // The live area loses the lines that are committed now.
+        self.sync_open(lines.is_empty());
+        for line in lines {
             self.emit(line.trim_end_matches('\n'));
         }
     }
@@ -285,13 +494,20 @@ impl Transcript {
         )
     }
 
-    fn tool_details(&mut self, locations: &[ToolCallLocation], content: &[ToolCallContent]) {
+    /// The lines that show a tool call's locations and content.
+    fn tool_details(
+        &self,
+        locations: &[ToolCallLocation],
+        content: &[ToolCallContent],
+    ) -> Vec<String> {
+        let style = self.style;
+        let mut out = Vec::new();
         for location in locations {
             let at = match location.line {
                 Some(line) => format!("  ↳ {}:{line}", location.path),
                 None => format!("  ↳ {}", location.path),
             };
-            self.note(&at);
+            out.push(style.dim(&at));
         }
         for item in content {
             match item {
@@ -300,21 +516,24 @@ impl Transcript {
                         &diff.path,
                         diff.old_text.as_deref().unwrap_or(""),
                         &diff.new_text,
-                        self.style,
+                        style,
                     );
-                    self.line(text.trim_end_matches('\n'));
+                    out.push(text.trim_end_matches('\n').to_owned());
                 }
                 ToolCallContent::Content(c) => {
                     if let ContentBlock::Text(t) = &c.content {
                         for line in t.text.lines() {
-                            self.note(&format!("    {line}"));
+                            out.push(style.dim(&format!("    {line}")));
                         }
                     }
                 }
-                ToolCallContent::Terminal(t) => self.note(&format!("  terminal {}", t.terminal_id)),
+                ToolCallContent::Terminal(t) => {
+                    out.push(style.dim(&format!("  terminal {}", t.terminal_id)))
+                }
                 _ => {}
             }
         }
+        out
     }
 
     /// Shows a terminal's output under its tool call.
@@ -400,6 +619,23 @@ impl Transcript {
             self.note(&text);
         }
     }
+}
+
+/// Usage for the status line: `1.2k/200k tokens · $0.05`.
+fn usage_text(usage: &UsageUpdate) -> String {
+    let mut text = format!(
+        "{}/{} tokens",
+        console::tokens(usage.used),
+        console::tokens(usage.size)
+    );
+    if let Some(cost) = &usage.cost {
+        if cost.currency == "USD" {
+            text.push_str(&format!(" · ${:.2}", cost.amount));
+        } else {
+            text.push_str(&format!(" · {:.2} {}", cost.amount, cost.currency));
+        }
+    }
+    text
 }
 
 fn syntaxes() -> &'static SyntaxSet {

@@ -1,6 +1,20 @@
 //! `acp agents import-zed`: copies the custom agents of Zed's
-//! `settings.json` (`agent_servers.NAME` with `command`, `args`, `env`)
-//! into the config file as `[agents.NAME]` tables.
+//! `settings.json` (`agent_servers.NAME` with `command`, `args`, `env`,
+//! `default_mode`, `default_model`, `default_config_options`) into the
+//! config file as `[agents.NAME]` tables.
+//!
+//! The command is expanded as Zed expands it: a leading `~` is the home
+//! directory; `$NAME` and `${NAME}` are environment variables (an unset
+//! one leaves the agent out, with a note). Entries Zed installs itself
+//! (`"type": "registry"` or `"extension"`) and Zed's built-in agents (an
+//! entry holding only settings) have no command to import; the report says
+//! what to add by hand, with the current package. An entry of a type acp
+//! does not know is reported as such.
+//!
+//! The config file is written readable only by its owner (0600) when acp
+//! creates it; when the import copies variables that look like secrets
+//! (`…KEY`, `…TOKEN`, `…SECRET`, `…PASSWORD`), an existing file is made
+//! 0600 too, and the report warns about it.
 //!
 //! Zed's settings are JSON with comments and trailing commas; [`parse_jsonc`]
 //! reads that. The config file is edited with `toml_edit`, so its comments,
@@ -30,12 +44,35 @@ pub fn default_settings_path() -> Option<PathBuf> {
 pub struct ZedAgent {
     /// Its name (the key under `agent_servers`).
     pub name: String,
-    /// The program, or why there is none to import.
+    /// The program (expanded), or why there is none to import.
     pub command: Result<String, String>,
     /// Its arguments.
     pub args: Vec<String>,
     /// Extra environment variables, in Zed's order.
     pub env: Vec<(String, String)>,
+    /// `default_mode`.
+    pub default_mode: Option<String>,
+    /// `default_model`.
+    pub default_model: Option<String>,
+    /// `default_config_options`, in Zed's order.
+    pub default_config_options: Vec<(String, String)>,
+    /// How the command was expanded (`~`, variables), for the report.
+    pub expanded_from: Option<String>,
+}
+
+impl Default for ZedAgent {
+    fn default() -> Self {
+        ZedAgent {
+            name: String::new(),
+            command: Err("no command".to_owned()),
+            args: Vec::new(),
+            env: Vec::new(),
+            default_mode: None,
+            default_model: None,
+            default_config_options: Vec::new(),
+            expanded_from: None,
+        }
+    }
 }
 
 /// What an import did with one agent.
@@ -156,16 +193,88 @@ fn strip_jsonc(text: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// Advice for Zed's built-in agents, which settings.json names without a
-/// command.
-fn builtin_hint(name: &str) -> &'static str {
-    match name {
-        "claude" | "claude_code" | "claude-code" => {
-            "; for example: command = \"npx\", args = [\"-y\", \"@zed-industries/claude-code-acp\"]"
+/// The command line of a well-known agent, by the names Zed and the ACP
+/// registry give it, for advice.
+pub fn known_command(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "claude" | "claude-code" | "claude_code" | "claude-acp" | "claude-code-acp"
+        | "claude-agent-acp" => "npx -y @agentclientprotocol/claude-agent-acp",
+        "codex" | "codex-acp" => "npx -y @zed-industries/codex-acp",
+        "gemini" | "gemini-cli" => "npx -y @google/gemini-cli --acp",
+        "qwen" | "qwen-code" => "npx -y @qwen-code/qwen-code --acp",
+        "auggie" => "npx -y @augmentcode/auggie --acp",
+        "github-copilot" | "copilot" | "github-copilot-cli" => "npx -y @github/copilot --acp",
+        "opencode" => "opencode acp",
+        "mistral-vibe" | "vibe" => "vibe-acp",
+        "kimi" | "kimi-cli" => "kimi acp",
+        "fast-agent" => "uvx fast-agent-acp",
+        _ => return None,
+    })
+}
+
+/// The TOML to add by hand for a well-known agent, or nothing.
+fn by_hand(name: &str) -> String {
+    match known_command(name) {
+        Some(line) => {
+            let mut words = line.split(' ');
+            let command = words.next().unwrap_or_default();
+            let args: Vec<String> = words.map(|w| format!("{w:?}")).collect();
+            format!(
+                "; for example: command = \"{command}\", args = [{}]",
+                args.join(", ")
+            )
         }
-        "gemini" => "; for example: command = \"gemini\", args = [\"--experimental-acp\"]",
-        _ => "",
+        None => String::new(),
     }
+}
+
+/// Expands a command as Zed does: a leading `~` (alone or before `/`) is
+/// the home directory; `$NAME` and `${NAME}` are variables of `env`.
+/// `Err` names a variable that is not set.
+pub fn expand_command(
+    command: &str,
+    home: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, String> {
+    let mut text = command.to_owned();
+    if let Some(rest) = command.strip_prefix('~')
+        && (rest.is_empty() || rest.starts_with('/'))
+        && let Some(home) = home
+    {
+        text = format!("{}{rest}", home.display());
+    }
+    let mut out = String::new();
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let (name, tail) = if let Some(braced) = after.strip_prefix('{') {
+            match braced.find('}') {
+                Some(end) => (&braced[..end], &braced[end + 1..]),
+                None => return Err(format!("its command {command:?} has an unclosed ${{")),
+            }
+        } else {
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..end], &after[end..])
+        };
+        if name.is_empty() {
+            out.push('$');
+        } else {
+            match env(name) {
+                Some(value) => out.push_str(&value),
+                None => {
+                    return Err(format!(
+                        "its command {command:?} names ${name}, which is not set"
+                    ));
+                }
+            }
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// The agents under `agent_servers` in Zed's settings, in file order.
@@ -186,8 +295,7 @@ fn zed_agent(name: &str, entry: &Value) -> ZedAgent {
     let mut agent = ZedAgent {
         name: name.to_owned(),
         command: Err(String::new()),
-        args: Vec::new(),
-        env: Vec::new(),
+        ..ZedAgent::default()
     };
     let Some(entry) = entry.as_object() else {
         agent.command = Err("its entry is not an object".to_owned());
@@ -198,20 +306,55 @@ fn zed_agent(name: &str, entry: &Value) -> ZedAgent {
         Some(Value::Object(nested)) => (nested.get("path"), nested),
         other => (other, entry),
     };
+    agent.default_mode = entry
+        .get("default_mode")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    agent.default_model = entry
+        .get("default_model")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if let Some(Value::Object(options)) = entry.get("default_config_options") {
+        for (id, value) in options {
+            let value = match value {
+                Value::String(s) => s.clone(),
+                Value::Bool(b) => b.to_string(),
+                _ => continue,
+            };
+            agent.default_config_options.push((id.clone(), value));
+        }
+    }
     let kind = entry.get("type").and_then(Value::as_str);
-    agent.command = match command {
-        Some(Value::String(c)) if !c.trim().is_empty() => Ok(c.clone()),
-        Some(_) => Err("its command is not a text".to_owned()),
-        None => Err(match kind {
-            Some(kind @ ("extension" | "registry")) => format!(
-                "Zed installs it ({kind} agent) and settings.json has no command for it; \
-                 add [agents.{name}] by hand"
-            ),
-            _ => format!(
-                "a Zed built-in agent, named without a command; add [agents.{name}] by hand{}",
-                builtin_hint(name)
-            ),
-        }),
+    agent.command = match (kind, command) {
+        (Some(kind @ ("extension" | "registry")), _) => Err(format!(
+            "Zed installs it ({kind} agent), and settings.json has no command for it; \
+             add [agents.{name}] by hand{}",
+            by_hand(name)
+        )),
+        (Some(kind), _) if kind != "custom" => {
+            Err(format!("an entry of a type acp does not know ({kind:?})"))
+        }
+        (_, Some(Value::String(c))) if !c.trim().is_empty() => {
+            let home = dirs::home_dir();
+            let env = |name: &str| std::env::var(name).ok();
+            match expand_command(c, home.as_deref(), &env) {
+                Ok(expanded) => {
+                    if expanded != *c {
+                        agent.expanded_from = Some(c.clone());
+                    }
+                    Ok(expanded)
+                }
+                Err(why) => Err(why),
+            }
+        }
+        (_, Some(_)) => Err("its command is not a text".to_owned()),
+        (Some(_), None) => Err("its entry has no command".to_owned()),
+        (None, None) if known_command(name).is_some() => Err(format!(
+            "Zed's built-in agent {name}: settings.json holds only its settings, not a command; \
+             add [agents.{name}] by hand{}",
+            by_hand(name)
+        )),
+        (None, None) => Err("its entry has no command".to_owned()),
     };
     match fields.get("args") {
         None | Some(Value::Null) => {}
@@ -227,19 +370,38 @@ fn zed_agent(name: &str, entry: &Value) -> ZedAgent {
         }
         Some(_) => agent.command = Err("its args are not a list".to_owned()),
     }
-    match fields.get("env") {
+    let env = if command.is_some() {
+        fields.get("env")
+    } else {
+        entry.get("env")
+    };
+    match env {
         None | Some(Value::Null) => {}
         Some(Value::Object(vars)) => {
             for (key, value) in vars {
                 match value.as_str() {
                     Some(v) => agent.env.push((key.clone(), v.to_owned())),
-                    None => agent.command = Err(format!("its env value {key} is not a text")),
+                    None if agent.command.is_ok() => {
+                        agent.command = Err(format!("its env value {key} is not a text"))
+                    }
+                    None => {}
                 }
             }
         }
-        Some(_) => agent.command = Err("its env is not an object".to_owned()),
+        Some(_) if agent.command.is_ok() => {
+            agent.command = Err("its env is not an object".to_owned())
+        }
+        Some(_) => {}
     }
     agent
+}
+
+/// Whether an environment variable's name says it holds a secret.
+pub fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"]
+        .iter()
+        .any(|w| upper.contains(w))
 }
 
 /// Adds `agents` to the TOML config `text` and returns the new text with
@@ -293,6 +455,19 @@ pub fn merge_into_config(
                     }
                     entry.insert("env", toml_edit::value(env));
                 }
+                if let Some(mode) = &agent.default_mode {
+                    entry.insert("default_mode", toml_edit::value(mode.as_str()));
+                }
+                if let Some(model) = &agent.default_model {
+                    entry.insert("default_model", toml_edit::value(model.as_str()));
+                }
+                if !agent.default_config_options.is_empty() {
+                    let mut options = toml_edit::InlineTable::new();
+                    for (key, value) in &agent.default_config_options {
+                        options.insert(key, value.as_str().into());
+                    }
+                    entry.insert("default_config_options", toml_edit::value(options));
+                }
                 table.insert(&agent.name, toml_edit::Item::Table(entry));
                 Outcome::Added
             }
@@ -311,9 +486,10 @@ pub fn merge_into_config(
 
 /// Replaces the file at `path` with `text`: a temporary file in the same
 /// directory, synced, then renamed over it. A symbolic link is followed, so
-/// the file it points to is the one replaced; the old file's permissions
-/// are kept.
-pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+/// the file it points to is the one replaced. A new file is readable only
+/// by its owner (0600); an old file's permissions are kept, or with
+/// `private` narrowed to the owner's.
+pub fn write_atomically(path: &Path, text: &str, private: bool) -> std::io::Result<()> {
     let target = match std::fs::canonicalize(path) {
         Ok(real) => real,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.to_path_buf(),
@@ -329,12 +505,11 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         .tempfile_in(&dir)?;
     file.write_all(text.as_bytes())?;
     file.as_file().sync_all()?;
+    use std::os::unix::fs::PermissionsExt;
     let permissions = match std::fs::metadata(&target) {
+        Ok(meta) if private => std::fs::Permissions::from_mode(meta.permissions().mode() & 0o700),
         Ok(meta) => meta.permissions(),
-        Err(_) => {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::Permissions::from_mode(0o644)
-        }
+        Err(_) => std::fs::Permissions::from_mode(0o600),
     };
     file.as_file().set_permissions(permissions)?;
     file.persist(&target).map_err(|e| e.error)?;
@@ -383,8 +558,15 @@ pub fn import(settings: Option<&Path>, config_path: &Path) -> Result<u8, Failure
         .iter()
         .filter(|(_, o)| *o == Outcome::Added)
         .count();
+    let secrets: Vec<String> = agents
+        .iter()
+        .zip(&outcomes)
+        .filter(|(_, (_, o))| *o == Outcome::Added)
+        .flat_map(|(a, _)| a.env.iter().map(|(k, _)| k.clone()))
+        .filter(|k| looks_secret(k))
+        .collect();
     if added > 0 {
-        write_atomically(config_path, &new_text).map_err(|e| {
+        write_atomically(config_path, &new_text, !secrets.is_empty()).map_err(|e| {
             Failure::usage(format!(
                 "cannot write config file {}: {e} (it was left as it was)",
                 config_path.display()
@@ -395,9 +577,25 @@ pub fn import(settings: Option<&Path>, config_path: &Path) -> Result<u8, Failure
         match outcome {
             Outcome::Added => {
                 let mut line = format!("added   {name}: {}", agent_line(agent));
+                let mut notes = Vec::new();
                 if !agent.env.is_empty() {
                     let keys: Vec<&str> = agent.env.iter().map(|(k, _)| k.as_str()).collect();
-                    line.push_str(&format!(" (env: {})", keys.join(", ")));
+                    notes.push(format!("env: {}", keys.join(", ")));
+                }
+                if let Some(mode) = &agent.default_mode {
+                    notes.push(format!("default mode {mode}"));
+                }
+                if let Some(model) = &agent.default_model {
+                    notes.push(format!("default model {model}"));
+                }
+                for (id, value) in &agent.default_config_options {
+                    notes.push(format!("{id} = {value}"));
+                }
+                if let Some(from) = &agent.expanded_from {
+                    notes.push(format!("expanded from {from}"));
+                }
+                if !notes.is_empty() {
+                    line.push_str(&format!(" ({})", notes.join("; ")));
                 }
                 println!("{line}");
             }
@@ -411,6 +609,14 @@ pub fn import(settings: Option<&Path>, config_path: &Path) -> Result<u8, Failure
             settings.display(),
             config_path.display()
         );
+        if !secrets.is_empty() {
+            eprintln!(
+                "acp: warning: the config file now holds secrets ({}); it is readable only \
+                 by you (0600). Keep it out of backups and dotfile repositories, or move the \
+                 secrets to your environment.",
+                secrets.join(", ")
+            );
+        }
     } else {
         println!("nothing imported; {} is unchanged", config_path.display());
     }
@@ -422,6 +628,9 @@ fn agent_line(agent: &ZedAgent) -> String {
         command: agent.command.clone().unwrap_or_default(),
         args: agent.args.clone(),
         env: Default::default(),
+        default_mode: None,
+        default_model: None,
+        default_config_options: Default::default(),
     }
     .display()
 }
@@ -473,7 +682,7 @@ mod tests {
                 .command
                 .as_ref()
                 .unwrap_err()
-                .contains("claude-code-acp")
+                .contains("@agentclientprotocol/claude-agent-acp")
         );
         assert!(agents[3].command.as_ref().unwrap_err().contains("registry"));
         assert!(
@@ -487,6 +696,71 @@ mod tests {
     }
 
     #[test]
+    fn commands_are_expanded_as_zed_does() {
+        let home = Path::new("/home/u");
+        let env = |name: &str| (name == "TOOLS").then(|| "/opt/tools".to_owned());
+        let x = |c: &str| expand_command(c, Some(home), &env);
+        assert_eq!(x("~/bin/agent"), Ok("/home/u/bin/agent".into()));
+        assert_eq!(x("~"), Ok("/home/u".into()));
+        assert_eq!(x("~other/x"), Ok("~other/x".into()));
+        assert_eq!(x("$TOOLS/agent"), Ok("/opt/tools/agent".into()));
+        assert_eq!(x("${TOOLS}/a-$"), Ok("/opt/tools/a-$".into()));
+        assert!(
+            x("$NOPE/agent")
+                .unwrap_err()
+                .contains("$NOPE, which is not set")
+        );
+        assert!(x("${TOOLS").is_err());
+        assert_eq!(x("plain"), Ok("plain".into()));
+    }
+
+    #[test]
+    fn types_defaults_and_builtins() {
+        let settings = serde_json::json!({"agent_servers": {
+            "mine": {"type": "custom", "command": "m", "default_mode": "plan",
+                     "default_model": "opus", "default_config_options": {"effort": "high", "web": true}},
+            "weird": {"type": "carrier-pigeon", "command": "x"},
+            "codex": {"env": {"K": "v"}},
+            "unnamed": {"default_mode": "x"},
+            "reg": {"type": "registry", "default_mode": "x"},
+        }});
+        let agents = zed_agents(&settings).unwrap();
+        assert_eq!(agents[0].command, Ok("m".to_owned()));
+        assert_eq!(agents[0].default_mode.as_deref(), Some("plan"));
+        assert_eq!(agents[0].default_model.as_deref(), Some("opus"));
+        assert_eq!(
+            agents[0].default_config_options,
+            [
+                ("effort".to_owned(), "high".to_owned()),
+                ("web".to_owned(), "true".to_owned())
+            ]
+        );
+        assert!(
+            agents[1]
+                .command
+                .as_ref()
+                .unwrap_err()
+                .contains("type acp does not know (\"carrier-pigeon\")")
+        );
+        let codex = agents[2].command.as_ref().unwrap_err();
+        assert!(
+            codex.contains("built-in agent codex") && codex.contains("@zed-industries/codex-acp"),
+            "{codex}"
+        );
+        assert_eq!(
+            agents[3].command,
+            Err("its entry has no command".to_owned())
+        );
+        assert!(
+            agents[4]
+                .command
+                .as_ref()
+                .unwrap_err()
+                .contains("Zed installs it (registry agent)")
+        );
+    }
+
+    #[test]
     fn merge_keeps_the_file_and_existing_agents() {
         let text =
             "# my config\ndefault_agent = \"a\" # keep\n\n[agents.a]\ncommand = \"a-agent\"\n";
@@ -494,14 +768,14 @@ mod tests {
             ZedAgent {
                 name: "a".into(),
                 command: Ok("other".into()),
-                args: vec![],
-                env: vec![],
+                ..ZedAgent::default()
             },
             ZedAgent {
                 name: "My Agent".into(),
                 command: Ok("/opt/my agent".into()),
                 args: vec!["--acp".into()],
                 env: vec![("TOKEN".into(), "t".into())],
+                ..ZedAgent::default()
             },
         ];
         let (new, outcomes) = merge_into_config(text, &agents, Path::new("c.toml")).unwrap();

@@ -57,10 +57,22 @@ fn a_turn_streams_text() {
     s.expect("Planned.").unwrap();
     s.expect("> ").unwrap();
     s.send_line("tool").unwrap();
-    s.expect("[edit] Edit notes.txt · pending").unwrap();
+    // One block for the call, once it has ended: its header with the
+    // status it ended with, then its location and diff.
+    let block = s.expect("[edit] Edit notes.txt · completed").unwrap();
+    let before = String::from_utf8_lossy(block.before()).into_owned();
+    assert!(
+        !before.contains("@@"),
+        "the diff came before the header: {before}"
+    );
     s.expect("@@ -1,3 +1,4 @@\r\n one\r\n-two\r\n+2\r\n three\r\n+four")
         .unwrap();
-    s.expect("[edit] Edit notes.txt · completed").unwrap();
+    let rest = s.expect("Edited.").unwrap();
+    let between = String::from_utf8_lossy(rest.before()).into_owned();
+    assert!(
+        !between.contains("Edit notes.txt · completed"),
+        "a second header: {between}"
+    );
     s.expect("> ").unwrap();
     // Terminal output is shown in the transcript.
     s.send_line("terminal echo from-the-terminal").unwrap();
@@ -69,7 +81,6 @@ fn a_turn_streams_text() {
         .unwrap();
     s.expect("Choose 1-2: ").unwrap();
     s.send_line("1").unwrap();
-    s.expect("[execute] Run the command · in_progress").unwrap();
     s.expect(Regex("┌ terminal \\S+")).unwrap();
     s.expect("│ from-the-terminal").unwrap();
     s.expect("└ exit 0").unwrap();
@@ -121,9 +132,10 @@ fn a_permission_is_answered_by_number_and_always_is_remembered() {
     s.send_line("2").unwrap();
     s.expect("permission: selected always").unwrap();
     s.expect("> ").unwrap();
-    // The same tool kind is now answered without asking.
+    // The same call (same kind, same title) is now answered without asking.
     s.send_line("permission").unwrap();
-    s.expect("[permission] remembered for edit tools").unwrap();
+    s.expect("[permission] remembered: always allow \"Remove build/\" (edit)")
+        .unwrap();
     s.expect("permission: selected always").unwrap();
     s.expect("> ").unwrap();
     // Another kind is asked again; reject it by number.

@@ -247,9 +247,9 @@ fn auth_required_lists_methods_and_auth_flag_logs_in() {
     assert_eq!(
         out.stderr,
         "acp: the agent requires authentication (session/new answered: Authentication required)\n\
-         Auth methods of this agent:\n  \
-         - test-login (Test login): Logs in a test user; run again with --auth test-login\n  \
-         - tui-login (Terminal login): log in interactively: run the agent's command with arguments `--login` in a terminal, then retry\n"
+         To log in, do one of these:\n  \
+         - Test login (test-login): run again with --auth test-login — Logs in a test user\n  \
+         - Terminal login (tui-login): run `$AGENT --login` in a terminal, or `acp login --agent $AGENT tui-login`\n"
     );
     let out = sb.exec(&["--auth", "test-login", "stream"]);
     assert_code(&out, 0);
@@ -322,4 +322,173 @@ fn session_flag_with_an_agent_that_can_neither_load_nor_resume() {
     );
     let log = read(&log);
     assert!(!log.contains("session/"), "no session was opened: {log}");
+}
+
+#[test]
+fn timeout_ends_a_turn_that_retries_forever() {
+    let sb = Sandbox::new();
+    let started = std::time::Instant::now();
+    let out = sb.exec(&["--timeout", "1", "retry"]);
+    assert_code(&out, 124);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    // What the agent said about its retries was shown as it came.
+    assert!(
+        out.stderr.starts_with(
+            "[session] sess-1\n[warning] Stream disconnected: retrying\n[status] Reconnecting... 1/5\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.ends_with(
+            "[timeout] the turn ran past 1 s (--timeout): cancelling it\n\
+             acp: the turn did not end within 1 s (--timeout); it was cancelled\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    // In JSON, the updates, then one error line.
+    let out = sb.exec(&["--format", "json", "--timeout", "0.5", "retry"]);
+    assert_code(&out, 124);
+    let last = out.stdout.lines().last().unwrap();
+    assert_eq!(
+        last,
+        r#"{"exitCode":124,"message":"the turn did not end within 0.5 s (--timeout); it was cancelled","sessionId":"sess-1"}"#
+    );
+    assert!(!out.stdout.contains("stopReason"), "{}", out.stdout);
+}
+
+#[test]
+fn timeout_stops_an_agent_that_ignores_the_cancel() {
+    let sb = Sandbox::new();
+    let log = sb.dir.path().join("agent.log");
+    let sb = sb.env("ACP_TEST_AGENT_LOG", log.to_str().unwrap());
+    let out = sb.exec(&["--timeout", "0.5", "stubborn"]);
+    assert_code(&out, 124);
+    assert!(
+        out.stderr.ends_with(
+            "acp: the turn did not end within 0.5 s (--timeout), nor within 5 s of being cancelled; \
+             the agent was stopped\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    let log = read(&log);
+    assert!(log.lines().any(|l| l == "session/cancel"), "{log}");
+    assert!(!log.lines().any(|l| l.starts_with("stop")), "{log}");
+}
+
+#[test]
+fn timeout_bounds_the_requests_before_the_turn() {
+    let sb = Sandbox::new().env("ACP_TEST_AGENT_HANG_NEW", "1");
+    let out = sb.exec(&["--timeout", "0.5", "--format", "json", "hi"]);
+    assert_code(&out, 124);
+    assert_eq!(
+        out.stdout,
+        "{\"exitCode\":124,\"message\":\"the agent did not answer session/new within 0.5 s (--timeout)\"}\n"
+    );
+    assert_eq!(
+        out.stderr,
+        "acp: the agent did not answer session/new within 0.5 s (--timeout)\n"
+    );
+    let out = sb.exec(&["--timeout", "0", "hi"]);
+    assert_code(&out, 2);
+}
+
+#[test]
+fn every_failure_under_json_ends_with_one_error_line() {
+    let sb = Sandbox::new();
+    // An error answer to the prompt: its code, message and data as sent.
+    let out = sb.exec(&["--format", "json", "error"]);
+    assert_code(&out, 1);
+    assert_eq!(
+        out.stdout,
+        "{\"error\":{\"code\":-32603,\"message\":\"simulated failure\"},\"exitCode\":1,\
+         \"message\":\"the agent answered session/prompt with an error: simulated failure (code -32603)\",\
+         \"sessionId\":\"sess-1\"}\n"
+    );
+    // A crash.
+    let out = sb.exec(&["--format", "json", "crash"]);
+    assert_code(&out, 6);
+    let last: serde_json::Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["exitCode"], 6);
+    assert!(
+        last["message"]
+            .as_str()
+            .unwrap()
+            .contains("simulated crash"),
+        "{last}"
+    );
+    assert!(last.get("error").is_none());
+    // An agent that cannot be found, and a bad config: before any session.
+    let out = sb.run(&[
+        "exec",
+        "--format",
+        "json",
+        "--agent",
+        "/no/such/agent",
+        "hi",
+    ]);
+    assert_code(&out, 127);
+    let last: serde_json::Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["exitCode"], 127);
+    std::fs::create_dir_all(sb.config_file().parent().unwrap()).unwrap();
+    std::fs::write(sb.config_file(), "[agents.bad]\n").unwrap();
+    let out = sb.run(&["exec", "--format", "json", "hi"]);
+    assert_code(&out, 2);
+    let last: serde_json::Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["exitCode"], 2);
+    // A success has no error line.
+    std::fs::remove_file(sb.config_file()).unwrap();
+    let out = sb.exec(&["--format", "json", "stream"]);
+    assert_code(&out, 0);
+    assert!(!out.stdout.contains("exitCode"), "{}", out.stdout);
+}
+
+#[test]
+fn mode_and_model_flags() {
+    let sb = Sandbox::new();
+    let log = sb.dir.path().join("agent.log");
+    let sb = sb
+        .env("ACP_TEST_AGENT_EXTRAS", "1")
+        .env("ACP_TEST_AGENT_LOG", log.to_str().unwrap());
+    let out = sb.exec(&["--mode", "auto", "--model", "Smart model", "hi"]);
+    assert_code(&out, 0);
+    let text = read(&log);
+    assert!(text.lines().any(|l| l == "session/set_mode auto"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l == "session/set_config_option model smart"),
+        "{text}"
+    );
+    // Choices that do not exist are usage errors, before any prompt.
+    let out = sb.exec(&["--mode", "turbo", "hi"]);
+    assert_code(&out, 2);
+    assert_eq!(
+        out.stderr,
+        "acp: the agent has no mode turbo; its modes are ask, auto\n"
+    );
+    let out = sb.exec(&["--model", "huge", "hi"]);
+    assert_code(&out, 2);
+    assert_eq!(out.stderr, "acp: --model: model takes one of fast, smart\n");
+    // An agent without modes or models.
+    let plain = Sandbox::new();
+    let out = plain.exec(&["--model", "x", "hi"]);
+    assert_code(&out, 2);
+    assert_eq!(
+        out.stderr,
+        "acp: the agent offers no model choice, so the model x cannot be chosen\n"
+    );
+}
+
+#[test]
+fn a_bare_prompt_is_exec() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["--agent", AGENT, "hello", "there"]);
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "You said: hello there\n");
 }

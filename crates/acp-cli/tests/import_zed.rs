@@ -55,8 +55,9 @@ fn imports_custom_agents_and_skips_builtins_and_existing_ones() {
     assert_eq!(
         out.stdout,
         "added   test-agent: acp-test-agent --acp '// not a comment' (env: ACP_TEST_AGENT_EMBEDDED)\n\
-         skipped claude: a Zed built-in agent, named without a command; add [agents.claude] by hand; \
-         for example: command = \"npx\", args = [\"-y\", \"@zed-industries/claude-code-acp\"]\n\
+         skipped claude: Zed's built-in agent claude: settings.json holds only its settings, not a \
+         command; add [agents.claude] by hand; for example: command = \"npx\", args = [\"-y\", \
+         \"@agentclientprotocol/claude-agent-acp\"]\n\
          skipped existing: already in the config (left unchanged)\n\
          imported 1 agent from $ROOT/config/zed/settings.json into $ROOT/config/acp/config.toml\n"
     );
@@ -202,4 +203,142 @@ fn the_config_behind_a_symlink_is_replaced_in_place() {
         "{}",
         read(&real)
     );
+}
+
+#[test]
+fn home_and_variables_in_commands_are_expanded() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = sandbox();
+    // An agent in ~/bin that is the test agent.
+    let bin = sb.dir.path().join("home/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("my-agent");
+    std::fs::write(&script, format!("#!/bin/sh\nexec '{AGENT}' \"$@\"\n")).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sb = sb.env("AGENT_DIR", bin.to_str().unwrap());
+    std::fs::write(
+        zed_settings(&sb),
+        r#"{"agent_servers": {
+            "tilde": {"type": "custom", "command": "~/bin/my-agent"},
+            "var": {"type": "custom", "command": "${AGENT_DIR}/my-agent"},
+            "unset": {"type": "custom", "command": "$NO_SUCH_DIR/agent"},
+            "odd": {"type": "carrier-pigeon", "command": "x"},
+            "empty": {"type": "custom"},
+        }}"#,
+    )
+    .unwrap();
+    let out = sb.run(&["agents", "import-zed"]);
+    assert_code(&out, 0);
+    assert_eq!(
+        out.stdout,
+        "added   tilde: $ROOT/home/bin/my-agent (expanded from ~/bin/my-agent)\n\
+         added   var: $ROOT/home/bin/my-agent (expanded from ${AGENT_DIR}/my-agent)\n\
+         skipped unset: its command \"$NO_SUCH_DIR/agent\" names $NO_SUCH_DIR, which is not set\n\
+         skipped odd: an entry of a type acp does not know (\"carrier-pigeon\")\n\
+         skipped empty: its entry has no command\n\
+         imported 2 agents from $ROOT/config/zed/settings.json into $ROOT/config/acp/config.toml\n"
+    );
+    // Both run (the agent would fail with 127 if ~ had been kept).
+    for name in ["tilde", "var"] {
+        let out = sb.run(&["exec", "--agent", name, "hi"]);
+        assert_code(&out, 0);
+        assert_eq!(out.stdout, "You said: hi\n");
+    }
+}
+
+#[test]
+fn default_mode_and_model_are_kept_and_applied() {
+    let sb = sandbox();
+    let log = sb.dir.path().join("agent.log");
+    let sb = sb
+        .env("ACP_TEST_AGENT_EXTRAS", "1")
+        .env("ACP_TEST_AGENT_LOG", log.to_str().unwrap());
+    std::fs::write(
+        zed_settings(&sb),
+        r#"{"agent_servers": {"moded": {"type": "custom", "command": "acp-test-agent",
+            "default_mode": "auto", "default_model": "smart",
+            "default_config_options": {"web": true}}}}"#,
+    )
+    .unwrap();
+    let out = sb.run(&["agents", "import-zed"]);
+    assert_code(&out, 0);
+    assert!(
+        out.stdout.contains(
+            "added   moded: acp-test-agent (default mode auto; default model smart; web = true)\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        read(&sb.config_file()).ends_with(
+            "[agents.moded]\ncommand = \"acp-test-agent\"\ndefault_mode = \"auto\"\n\
+             default_model = \"smart\"\ndefault_config_options = { web = \"true\" }\n"
+        ),
+        "{}",
+        read(&sb.config_file())
+    );
+    let out = sb.run(&["exec", "--agent", "moded", "hi"]);
+    assert_code(&out, 0);
+    let log = read(&log);
+    for line in [
+        "session/set_mode auto",
+        "session/set_config_option model smart",
+        "session/set_config_option web true",
+    ] {
+        assert!(log.lines().any(|l| l == line), "{line} missing in\n{log}");
+    }
+    // A default that does not fit is a note, not an error.
+    std::fs::write(
+        sb.config_file(),
+        "[agents.moded]\ncommand = \"acp-test-agent\"\ndefault_mode = \"turbo\"\n",
+    )
+    .unwrap();
+    let out = sb.run(&["exec", "--agent", "moded", "hi"]);
+    assert_code(&out, 0);
+    assert!(
+        out.stderr.contains(
+            "[note] the agent has no mode turbo; its modes are ask, auto (a default of the agent's config entry)"
+        ),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn secrets_are_copied_into_a_private_file_with_a_warning() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = sandbox();
+    std::fs::set_permissions(sb.config_file(), std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::write(
+        zed_settings(&sb),
+        r#"{"agent_servers": {"keyed": {"type": "custom", "command": "acp-test-agent",
+            "env": {"ANTHROPIC_API_KEY": "sk-secret", "LOG_LEVEL": "debug"}}}}"#,
+    )
+    .unwrap();
+    let out = sb.run(&["agents", "import-zed"]);
+    assert_code(&out, 0);
+    assert!(!out.stdout.contains("sk-secret"), "{}", out.stdout);
+    assert_eq!(
+        out.stderr,
+        "acp: warning: the config file now holds secrets (ANTHROPIC_API_KEY); it is readable only \
+         by you (0600). Keep it out of backups and dotfile repositories, or move the secrets to \
+         your environment.\n"
+    );
+    let mode = std::fs::metadata(sb.config_file())
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // A new config file is private from the start.
+    let fresh = sb.dir.path().join("fresh.toml");
+    let out = sb.run(&[
+        "--config",
+        fresh.to_str().unwrap(),
+        "agents",
+        "import-zed",
+        FIXTURE,
+    ]);
+    assert_code(&out, 0);
+    let mode = std::fs::metadata(&fresh).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
 }

@@ -95,7 +95,12 @@ impl std::error::Error for CommandLineError {}
 ///
 /// The agent inherits this process's environment, with the variables given
 /// by [`env`](Self::env) added, unless [`env_clear`](Self::env_clear) is used.
+///
+/// A clone describes the same command (sharing the standard error
+/// callback), so an agent can be started again the same way, for example
+/// after the user logged in.
 #[must_use]
+#[derive(Clone)]
 pub struct AgentCommand {
     program: OsString,
     args: Vec<OsString>,
@@ -210,6 +215,23 @@ impl AgentCommand {
     /// The arguments, without the program.
     pub fn get_args(&self) -> &[OsString] {
         &self.args
+    }
+
+    /// The variables set with [`env`](Self::env) and [`envs`](Self::envs),
+    /// in the order given (a later one wins).
+    pub fn get_envs(&self) -> &[(OsString, OsString)] {
+        &self.envs
+    }
+
+    /// The working directory, if one was set.
+    pub fn get_current_dir(&self) -> Option<&Path> {
+        self.current_dir.as_deref()
+    }
+
+    /// Whether the inherited environment is cleared
+    /// ([`env_clear`](Self::env_clear)).
+    pub fn get_env_clear(&self) -> bool {
+        self.env_clear
     }
 
     /// Starts the agent in a new process group and connects `make_client`'s

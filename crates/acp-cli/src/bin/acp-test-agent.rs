@@ -27,7 +27,18 @@
 //! | `huge N` | one message chunk of N `x` characters and a newline |
 //! | `too-long` | writes a `session/update` line longer than 64 MiB, then "still here" |
 //! | `hangup` | one chunk, then closes its stdout and blocks for 60 s (alive, but silent) |
+//! | `slow-stream` | "The quick brown fox" word by word, then (at the gate) " jumps over the lazy dog." and "Second line." |
+//! | `silent` | nothing until the gate, then "done" |
+//! | `usage-live` | a `usage_update` (1234 of 200000 tokens, 0.05 USD), then "done" at the gate |
+//! | `retry` | retries forever: a warning notice, then `_meta.status` "Reconnecting... N/5" in a `session_info_update` every 200 ms; honours `session/cancel` |
+//! | `markdown` | a heading, a table, a numbered list and a link, split mid-row |
+//! | `run-permission CMD…` | an `execute` tool call `` `CMD` `` (`rawInput.command`), then a permission request; reports the outcome |
+//! | `edit-permission FILE [long]` | an `edit` tool call for FILE in the cwd whose permission request carries the diff (200 changed lines with `long`); reports the outcome |
+//! | `tool-progress` | a `search` tool call pending, in progress, then (at the gate) completed with "3 matches" |
 //! | anything else | "You said: TEXT" |
+//!
+//! "The gate" is the file `ACP_TEST_AGENT_GATE` names: those turns wait
+//! until it exists (see `test_agent/scenes.rs`).
 //!
 //! Environment: `ACP_TEST_AGENT_LOG=FILE` appends each method received to
 //! FILE (and `pid N` at `initialize`); `ACP_TEST_AGENT_REQUIRE_AUTH=1` makes
@@ -37,7 +48,10 @@
 //! `ACP_TEST_AGENT_RESUME=1` advertises `session/resume`;
 //! `ACP_TEST_AGENT_NO_LOAD=1` does not advertise `session/load`;
 //! `ACP_TEST_AGENT_TERMINAL_AUTH=1` offers terminal auth even to a client that
-//! did not advertise `auth.terminal`.
+//! did not advertise `auth.terminal`. `ACP_TEST_AGENT_AUTH=SHAPE` plays the
+//! login shapes of real agents (`terminal`, `env-hint`, `error-data`: see
+//! `test_agent/auth.rs`); run with `--login MODE`, the program is the
+//! terminal login. `ACP_TEST_AGENT_HANG_NEW=1` never answers `session/new`.
 //!
 //! `ACP_TEST_AGENT_EXTRAS=1` turns on the session extras: `session/new`
 //! answers with the modes `ask` (current) and `auto` and the config options
@@ -58,6 +72,11 @@ use std::io::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
+
+#[path = "test_agent/auth.rs"]
+mod auth;
+#[path = "test_agent/scenes.rs"]
+mod scenes;
 
 struct TestAgent {
     conn: AgentSideConnection,
@@ -182,6 +201,9 @@ impl TestAgent {
             .unwrap_or("")
             .to_owned();
         let words: Vec<&str> = text.split_whitespace().collect();
+        if let Some(result) = self.scene(s, &words, cancel).await {
+            return result;
+        }
         let arg = |i: usize| words.get(i).copied().unwrap_or("");
         match arg(0) {
             "stream" => {
@@ -537,6 +559,9 @@ impl Agent for TestAgent {
                     .args(vec!["--login".to_owned()]),
             ));
         }
+        if let Some(shape) = auth::shape() {
+            methods = auth::methods(shape, &request.client_capabilities);
+        }
         Ok(InitializeResponse::new(version)
             .agent_capabilities(caps)
             .auth_methods(methods)
@@ -549,6 +574,11 @@ impl Agent for TestAgent {
         _cx: RequestContext<AgentSide>,
     ) -> Result<AuthenticateResponse, Error> {
         log(&format!("authenticate {}", req.method_id));
+        if let Some(shape) = auth::shape() {
+            let done = auth::authenticate(shape, req.method_id.as_str())?;
+            self.authenticated.store(done, Ordering::Relaxed);
+            return Ok(AuthenticateResponse::new());
+        }
         if req.method_id.as_str() != "test-login" {
             return Err(Error::new(ErrorCode::INVALID_PARAMS, "unknown auth method"));
         }
@@ -564,6 +594,12 @@ impl Agent for TestAgent {
         log("session/new");
         if env_flag("ACP_TEST_AGENT_REQUIRE_AUTH") && !self.authenticated.load(Ordering::Relaxed) {
             return Err(Error::auth_required());
+        }
+        if let Some(shape) = auth::shape() {
+            auth::check_session(shape, self.authenticated.load(Ordering::Relaxed))?;
+        }
+        if env_flag("ACP_TEST_AGENT_HANG_NEW") {
+            std::future::pending::<()>().await;
         }
         let id = SessionId::new(format!(
             "sess-{}",
@@ -736,8 +772,16 @@ impl Agent for TestAgent {
     }
 }
 
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--login") {
+        auth::login_main(&args);
+    }
+    serve();
+}
+
 #[tokio::main(flavor = "current_thread")]
-async fn main() {
+async fn serve() {
     let result = AgentSideConnection::serve(Transport::stdio(), |conn| TestAgent {
         conn,
         sessions: AtomicU64::new(0),

@@ -1,0 +1,389 @@
+//! `acp chat`'s live transcript, permission review, input and sessions,
+//! driven through a pseudo-terminal as a user would.
+//!
+//! Turns that must be seen while they run wait at the test agent's gate
+//! (`ACP_TEST_AGENT_GATE`): the test looks at the screen, then creates the
+//! file.
+
+mod common;
+use common::*;
+use expectrl::process::unix::WaitStatus;
+use expectrl::session::OsSession as Session;
+use expectrl::{Eof, Expect, Regex};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+struct Chat {
+    s: Session,
+    gate: PathBuf,
+    log: PathBuf,
+}
+
+/// `acp chat` against the test agent in a pty, without colour, with a gate
+/// and a log of what the agent received.
+fn chat(sb: &Sandbox, extra: &[&str]) -> Chat {
+    let gate = sb.dir.path().join("gate");
+    let log = sb.dir.path().join("agent.log");
+    let mut command = Command::new(ACP);
+    command
+        .args(["chat", "--agent", AGENT])
+        .args(extra)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sb.dir.path().join("home"))
+        .env("XDG_CONFIG_HOME", sb.dir.path().join("config"))
+        .env("XDG_STATE_HOME", sb.dir.path().join("state"))
+        .env("NO_COLOR", "1")
+        .env("TERM", "xterm")
+        .env("PAGER", "cat")
+        .env("ACP_TEST_AGENT_GATE", &gate)
+        .env("ACP_TEST_AGENT_LOG", &log)
+        .current_dir(sb.work());
+    for (k, v) in &sb.env {
+        command.env(k, v);
+    }
+    let mut s = Session::spawn(command).expect("spawn acp chat in a pty");
+    s.set_expect_timeout(Some(Duration::from_secs(20)));
+    s.expect("Ctrl-D quits.").expect("the banner");
+    s.expect("> ").expect("the first prompt");
+    Chat { s, gate, log }
+}
+
+impl Chat {
+    fn open_gate(&self) {
+        std::fs::write(&self.gate, "").unwrap();
+    }
+
+    fn close_gate(&self) {
+        let _ = std::fs::remove_file(&self.gate);
+    }
+
+    /// How many prompts the agent received.
+    fn prompts(&self) -> usize {
+        read(&self.log)
+            .lines()
+            .filter(|l| *l == "session/prompt")
+            .count()
+    }
+
+    fn quit(mut self) {
+        self.s
+            .send(expectrl::ControlCode::EndOfTransmission)
+            .unwrap();
+        self.s.expect(Eof).expect("acp chat ends after Ctrl-D");
+        let pid = self.s.get_process().pid();
+        let status = self.s.get_process_mut().wait().unwrap();
+        assert_eq!(status, WaitStatus::Exited(pid, 0));
+    }
+}
+
+#[test]
+fn text_appears_as_it_streams_before_the_turn_ends() {
+    let sb = Sandbox::new();
+    let mut c = chat(&sb, &[]);
+    c.s.send_line("slow-stream").unwrap();
+    // The open line is on the screen while the agent waits at the gate.
+    c.s.expect("The quick brown fox").unwrap();
+    c.s.expect(Regex("Working · \\d+s")).unwrap();
+    c.open_gate();
+    c.s.expect("The quick brown fox jumps over the lazy dog.\r\n")
+        .unwrap();
+    c.s.expect("Second line.").unwrap();
+    c.s.expect("> ").unwrap();
+    c.quit();
+}
+
+#[test]
+fn a_silent_turn_shows_a_spinner_the_elapsed_time_and_the_usage() {
+    let sb = Sandbox::new();
+    let mut c = chat(&sb, &[]);
+    c.s.send_line("usage-live").unwrap();
+    c.s.expect(Regex(
+        "[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] Working · 1s · 1.2k/200k tokens · \\$0.05 · Ctrl-C cancels",
+    ))
+    .unwrap();
+    c.open_gate();
+    c.s.expect("done").unwrap();
+    c.s.expect("> ").unwrap();
+    c.quit();
+}
+
+#[test]
+fn the_agents_progress_reports_go_to_the_status_line() {
+    let sb = Sandbox::new();
+    let mut c = chat(&sb, &[]);
+    c.s.send_line("retry").unwrap();
+    c.s.expect("[warning] Stream disconnected: retrying")
+        .unwrap();
+    c.s.expect(Regex("[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] Reconnecting\\.\\.\\. 3/5 · "))
+        .unwrap();
+    c.s.send(expectrl::ControlCode::EndOfText).unwrap();
+    c.s.expect("stopped: cancelled").unwrap();
+    c.s.expect("> ").unwrap();
+    c.quit();
+}
+
+#[test]
+fn a_running_tool_call_is_one_line_updated_in_place() {
+    let sb = Sandbox::new();
+    let mut c = chat(&sb, &[]);
+    c.s.send_line("tool-progress").unwrap();
+    c.s.expect("⏺ [search] Search the code · in_progress")
+        .unwrap();
+    c.open_gate();
+    let done =
+        c.s.expect("⏺ [search] Search the code · completed")
+            .unwrap();
+    // Nothing about the call was committed before it ended.
+    let before = String::from_utf8_lossy(done.before()).into_owned();
+    assert!(!before.contains("3 matches"), "{before}");
+    c.s.expect("3 matches").unwrap();
+    c.s.expect("Searched.").unwrap();
+    c.s.expect("> ").unwrap();
+    c.quit();
+}
+
+#[test]
+fn a_permission_question_shows_the_diff_before_the_choice() {
+    let sb = Sandbox::new();
+    let mut c = chat(&sb, &[]);
+    c.s.send_line("edit-permission notes.txt").unwrap();
+    let asked = c.s.expect("Choose 1-4: ").unwrap();
+    let question = String::from_utf8_lossy(asked.before()).into_owned();
+    assert!(
+        question.contains("? Permission: Edit notes.txt (edit)"),
+        "{question}"
+    );
+    let diff = question.find("@@ -1,3 +1,4 @@\r\n one\r\n-two\r\n+2\r\n three\r\n+four");
+    let options = question.find("1) Allow [allow_once]");
+    assert!(
+        diff.is_some() && diff < options,
+        "the diff is not shown before the options: {question}"
+    );
+    assert!(question.contains("remembered for "), "{question}");
+    c.s.send_line("1").unwrap();
+    c.s.expect("permission: selected allow").unwrap();
+    c.s.expect("> ").unwrap();
+    // A long diff shows its first rows; d shows all of it (here through
+    // PAGER=cat), then the question is asked again.
+    c.s.send_line("edit-permission big.txt long").unwrap();
+    c.s.expect("more lines of the diff (d shows it all)")
+        .unwrap();
+    c.s.expect("Choose 1-4 (d: the whole diff): ").unwrap();
+    c.s.send_line("d").unwrap();
+    c.s.expect("+LINE 200").unwrap();
+    c.s.expect("Choose 1-4 (d: the whole diff): ").unwrap();
+    c.s.send_line("3").unwrap();
+    c.s.expect("permission: selected reject").unwrap();
+    c.s.expect("> ").unwrap();
+    c.quit();
+}
+
+#[test]
+fn always_allow_holds_for_that_command_only_and_can_be_revoked() {
+    let sb = Sandbox::new();
+    let mut c = chat(&sb, &[]);
+    c.s.send_line("run-permission cat notes.txt").unwrap();
+    c.s.expect("$ cat notes.txt").unwrap();
+    c.s.expect("remembered for the command `cat notes.txt`")
+        .unwrap();
+    c.s.expect("Choose 1-4: ").unwrap();
+    c.s.send_line("2").unwrap();
+    c.s.expect("permission: selected always").unwrap();
+    c.s.expect("> ").unwrap();
+    // The same command: answered from memory.
+    c.s.send_line("run-permission cat notes.txt").unwrap();
+    c.s.expect("[permission] remembered: always allow the command `cat notes.txt` (execute)")
+        .unwrap();
+    c.s.expect("permission: selected always").unwrap();
+    c.s.expect("> ").unwrap();
+    // Another command of the same kind is asked.
+    c.s.send_line("run-permission rm -rf build").unwrap();
+    c.s.expect("$ rm -rf build").unwrap();
+    c.s.expect("Choose 1-4: ").unwrap();
+    c.s.send_line("3").unwrap();
+    c.s.expect("permission: selected reject").unwrap();
+    c.s.expect("> ").unwrap();
+    // Listed, revoked, then asked again.
+    c.s.send_line("/permissions").unwrap();
+    c.s.expect("1) always allow the command `cat notes.txt` (execute)")
+        .unwrap();
+    c.s.expect("> ").unwrap();
+    c.s.send_line("/permissions revoke 1").unwrap();
+    c.s.expect("Forgot: always allow the command `cat notes.txt`")
+        .unwrap();
+    c.s.expect("> ").unwrap();
+    c.s.send_line("run-permission cat notes.txt").unwrap();
+    c.s.expect("Choose 1-4: ").unwrap();
+    c.s.send_line("1").unwrap();
+    c.s.expect("permission: selected allow").unwrap();
+    c.s.expect("> ").unwrap();
+    c.quit();
+}
+
+#[test]
+fn alt_enter_and_a_trailing_backslash_make_multi_line_prompts() {
+    let sb = Sandbox::new();
+    let mut c = chat(&sb, &[]);
+    // Alt-Enter is ESC then CR.
+    c.s.send("line A\x1b\rline B\r").unwrap();
+    // Each line is committed on its own (the live area is redrawn between).
+    c.s.expect("You said: line A\r\n").unwrap();
+    c.s.expect("line B\r\n").unwrap();
+    c.s.expect("> ").unwrap();
+    c.s.send("first \\\r").unwrap();
+    c.s.send("second\r").unwrap();
+    c.s.expect("You said: first \r\n").unwrap();
+    c.s.expect("second\r\n").unwrap();
+    c.s.expect("> ").unwrap();
+    c.quit();
+}
+
+#[test]
+fn type_ahead_is_kept_for_the_next_prompt_and_not_sent() {
+    let sb = Sandbox::new();
+    let mut c = chat(&sb, &[]);
+    c.s.send_line("silent").unwrap();
+    c.s.expect(Regex("Working · \\d+s")).unwrap();
+    // Typed during the turn, Enter included: shown in the input line,
+    // a hint, nothing sent.
+    c.s.send("next one\r").unwrap();
+    c.s.expect("Enter sends once the turn ends").unwrap();
+    c.s.expect("> next one").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(c.prompts(), 1);
+    c.open_gate();
+    let done = c.s.expect("done\r\n").unwrap();
+    assert!(
+        !String::from_utf8_lossy(done.before()).contains("You said"),
+        "the type-ahead was sent"
+    );
+    // The next prompt starts with it; Enter sends it.
+    c.s.expect("> next one").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(c.prompts(), 1);
+    c.s.send("\r").unwrap();
+    c.s.expect("You said: next one").unwrap();
+    c.s.expect("> ").unwrap();
+    c.close_gate();
+    c.quit();
+}
+
+#[test]
+fn type_ahead_is_not_a_permission_answer_and_survives_ctrl_c() {
+    let sb = Sandbox::new();
+    let mut c = chat(&sb, &[]);
+    // A "1" typed while the turn runs, before the question comes.
+    c.s.send_line("slow").unwrap();
+    c.s.expect("tick 2").unwrap();
+    c.s.send("1").unwrap();
+    c.s.expect("> 1").unwrap();
+    c.s.send(expectrl::ControlCode::EndOfText).unwrap();
+    c.s.expect("stopped: cancelled").unwrap();
+    // Kept after Ctrl-C: the prompt starts with it.
+    c.s.expect("> 1").unwrap();
+    // Cleared (Ctrl-U), then a question: the typed "1" did not answer it.
+    c.s.send("\x15edit-permission notes.txt\r").unwrap();
+    c.s.expect("Choose 1-4: ").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    c.s.send_line("3").unwrap();
+    c.s.expect("permission: selected reject").unwrap();
+    c.s.expect("> ").unwrap();
+    c.quit();
+}
+
+#[test]
+fn continue_picks_up_the_last_session_here_and_shows_its_transcript() {
+    let sb = Sandbox::new();
+    // Nothing to continue yet.
+    let out = sb.run(&["chat", "--continue", "--agent", AGENT]);
+    assert_code(&out, 2);
+    assert!(
+        out.stderr.contains("--continue: acp has had no session"),
+        "{}",
+        out.stderr
+    );
+    let c = chat(&sb, &[]);
+    c.quit();
+    let c = chat(&sb, &["--continue"]);
+    let log = read(&c.log);
+    assert!(log.lines().any(|l| l == "session/load sess-1"), "{log}");
+    c.quit();
+    // The transcript was replayed: started again to see it.
+    let mut c2 = {
+        let mut command = Command::new(ACP);
+        command
+            .args(["chat", "--agent", AGENT, "--continue"])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", sb.dir.path().join("home"))
+            .env("XDG_CONFIG_HOME", sb.dir.path().join("config"))
+            .env("XDG_STATE_HOME", sb.dir.path().join("state"))
+            .env("NO_COLOR", "1")
+            .env("TERM", "xterm")
+            .current_dir(sb.work());
+        Session::spawn(command).unwrap()
+    };
+    c2.set_expect_timeout(Some(Duration::from_secs(20)));
+    let banner = c2.expect("Ctrl-D quits.").unwrap();
+    let shown = String::from_utf8_lossy(banner.before()).into_owned();
+    assert!(
+        shown.contains("> earlier question") && shown.contains("earlier answer"),
+        "{shown}"
+    );
+    c2.expect("> ").unwrap();
+    c2.send(expectrl::ControlCode::EndOfTransmission).unwrap();
+    c2.expect(Eof).unwrap();
+}
+
+#[test]
+fn a_unique_prefix_of_a_session_id_is_enough() {
+    let sb = Sandbox::new();
+    let c = chat(&sb, &[]);
+    c.quit();
+    let mut c = chat(&sb, &["--session", "sess-"]);
+    let log = read(&c.log);
+    assert!(log.lines().any(|l| l == "session/load sess-1"), "{log}");
+    c.s.send_line("hi").unwrap();
+    c.s.expect("You said: hi").unwrap();
+    c.s.expect("> ").unwrap();
+    c.quit();
+}
+
+#[test]
+fn the_history_is_written_as_you_go_and_survives_a_hangup() {
+    let sb = Sandbox::new();
+    let mut c = chat(&sb, &[]);
+    c.s.send_line("first prompt").unwrap();
+    c.s.expect("You said: first prompt").unwrap();
+    c.s.expect("> ").unwrap();
+    let pid = c.s.get_process().pid();
+    let killed = Command::new("kill")
+        .args(["-HUP", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    c.s.expect(Eof).unwrap();
+    let status = c.s.get_process_mut().wait().unwrap();
+    assert_eq!(status, WaitStatus::Exited(pid, 129));
+    let history = read(&sb.dir.path().join("state/acp/history"));
+    assert!(history.contains("first prompt"), "{history}");
+}
+
+#[test]
+fn a_crash_says_how_to_resume() {
+    let sb = Sandbox::new();
+    let mut c = chat(&sb, &[]);
+    c.s.send_line("crash").unwrap();
+    c.s.expect("the agent exited").unwrap();
+    c.s.expect(Regex(
+        "To resume the session: acp chat --agent \\S+ --session sess-1",
+    ))
+    .unwrap();
+    c.s.expect("--continue in this directory").unwrap();
+    c.s.expect(Eof).unwrap();
+    let pid = c.s.get_process().pid();
+    let status = c.s.get_process_mut().wait().unwrap();
+    assert_eq!(status, WaitStatus::Exited(pid, 6));
+}
