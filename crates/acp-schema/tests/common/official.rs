@@ -553,8 +553,27 @@ fn parse(what: &str, bytes: &[u8]) -> Result<Value, String> {
     serde_json::from_slice(bytes).map_err(|e| format!("{what} is not JSON: {e}"))
 }
 
+/// A derived file's bytes: pretty JSON with every object's members sorted, so
+/// the file is the same whether or not something in the build turned on
+/// serde_json's `preserve_order` (acp-cli does, for a workspace build).
 fn pretty(value: &Value) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec_pretty(value).expect("a JSON value serialises");
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut members: Vec<_> = map.iter().collect();
+                members.sort_by(|a, b| a.0.cmp(b.0));
+                Value::Object(
+                    members
+                        .into_iter()
+                        .map(|(k, v)| (k.clone(), sorted(v)))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    let mut bytes = serde_json::to_vec_pretty(&sorted(value)).expect("a JSON value serialises");
     bytes.push(b'\n');
     bytes
 }
