@@ -163,9 +163,11 @@ fn write_report(report: &Report, common: &CommonArgs) -> Result<u8, Failure> {
         ReportFormat::Json => println!("{}", report.json()),
     }
     if let Some(path) = &common.junit {
-        std::fs::write(path, report.junit()).map_err(|e| Failure {
-            code: crate::exit::AGENT_ERROR,
-            message: format!("cannot write {}: {e}", path.display()),
+        std::fs::write(path, report.junit()).map_err(|e| {
+            Failure::new(
+                crate::exit::AGENT_ERROR,
+                format!("cannot write {}: {e}", path.display()),
+            )
         })?;
     }
     Ok(if report.ok() {
