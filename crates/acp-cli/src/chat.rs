@@ -36,6 +36,7 @@ use tokio::sync::watch;
 
 mod commands;
 mod input;
+mod sessions;
 
 use input::ChatHelper;
 pub use input::{complete_command, complete_path, join_continued};
@@ -48,8 +49,14 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "config",
         "[ID [VALUE]] list the config options, or set one (a boolean without VALUE is toggled)",
     ),
-    ("sessions", "list the agent's sessions"),
-    ("load", "ID load a session (its history is replayed)"),
+    (
+        "sessions",
+        "[N] this directory's sessions (title, age, prompts); choose one by number to open it",
+    ),
+    (
+        "load",
+        "ID load a session (its history is replayed), or resume it; a unique prefix will do",
+    ),
     (
         "permissions",
         "[revoke N|all] list the \"always\" answers given in this chat, or revoke one",
@@ -183,10 +190,7 @@ pub async fn run(agent: ChosenAgent, mut args: ChatArgs) -> Result<u8, Failure> 
             let resumed = chat.opened.how == How::Resumed;
             chat.transcript(|t| {
                 if resumed {
-                    t.note(
-                        "[session] resumed: the agent keeps the conversation but does not \
-                         replay it",
-                    );
+                    t.note(sessions::RESUMED_NOTE);
                 }
                 t.note(&format!(
                     "acp chat with {label}, session {}. /help lists commands; Ctrl-D quits.",
@@ -269,6 +273,8 @@ impl Chat<'_> {
             agent: self.label.clone(),
             session_id: self.opened.session_id.to_string(),
             at: crate::recent::now(),
+            prompts: 0,
+            title: None,
         };
         if let Err(e) = crate::recent::record(path, entry) {
             self.transcript(|t| {
@@ -278,6 +284,21 @@ impl Chat<'_> {
                 ))
             });
         }
+    }
+
+    /// Counts a prompt sent in the session, for `/sessions` (a failure was
+    /// said when the session was recorded, so it is not repeated).
+    fn count_prompt(&self, text: &str) {
+        let Some(path) = &self.recent else { return };
+        let entry = crate::recent::Recent {
+            cwd: self.setup.cwd.to_string_lossy().into_owned(),
+            agent: self.label.clone(),
+            session_id: self.opened.session_id.to_string(),
+            at: crate::recent::now(),
+            prompts: 0,
+            title: None,
+        };
+        let _ = crate::recent::prompted(path, entry, text);
     }
 
     /// Takes the modes and config options of the session response.
@@ -308,12 +329,14 @@ impl Chat<'_> {
             commands: self.commands.clone(),
             roots,
         }));
-        // Alt-Enter inserts a line break (Enter after a trailing backslash
-        // too: see the validator).
-        editor.bind_sequence(
+        // Alt-Enter and Ctrl-J insert a line break (Enter after a trailing
+        // backslash too: see the validator).
+        for key in [
             KeyEvent(KeyCode::Enter, Modifiers::ALT),
-            EventHandler::Simple(Cmd::Newline),
-        );
+            KeyEvent(KeyCode::Char('J'), Modifiers::CTRL),
+        ] {
+            editor.bind_sequence(key, EventHandler::Simple(Cmd::Newline));
+        }
         let history = history_path();
         if let Some(path) = &history {
             let _ = editor.load_history(path);
@@ -398,6 +421,7 @@ impl Chat<'_> {
         while let Ok(Some(())) = tokio::time::timeout(Duration::ZERO, self.interrupts.recv()).await
         {
         }
+        self.count_prompt(text);
         let client = self.client().clone();
         client.begin_turn();
         let live = LiveTurn::begin(&self.output, use_color());

@@ -2,7 +2,7 @@
 //! `/sessions`, `/load`, `/permissions`, `/quit`, and the agent's own
 //! commands, which travel as prompt text.
 
-use super::{BUILTINS, Chat, MAX_SESSION_PAGES, Next};
+use super::{BUILTINS, Chat, Next};
 use crate::exit::Failure;
 use crate::open::{describe_value, parse_config_value};
 use acp::schema::*;
@@ -18,10 +18,10 @@ impl Chat<'_> {
             "help" => self.help(),
             "mode" => self.mode(rest.first().copied()).await?,
             "config" => self.config(&rest).await?,
-            "sessions" => self.sessions().await?,
+            "sessions" => self.sessions(&rest).await?,
             "permissions" => self.permissions(&rest),
             "load" => match rest.first() {
-                Some(id) => self.load(id).await?,
+                Some(id) => self.open_session(id).await?,
                 None => self.error("usage: /load SESSION-ID"),
             },
             _ => {
@@ -104,7 +104,7 @@ impl Chat<'_> {
             }
         }
         text.push_str(&format!(
-            "\n{}\n  Tab completes commands and @paths; Up/Down walk the history; Alt-Enter, or \
+            "\n{}\n  Tab completes commands and @paths; Up/Down walk the history; Alt-Enter, Ctrl-J, or \
              Enter after a trailing \\, starts a new line; what you type during a turn waits \
              in the input line until the turn ends; Ctrl-C cancels a turn (twice: kills the \
              agent) or clears the line; Ctrl-D quits.",
@@ -219,110 +219,6 @@ impl Chat<'_> {
             _ => self.error(
                 "usage: /config, /config ID (shows it; toggles a boolean), or /config ID VALUE",
             ),
-        }
-        Ok(())
-    }
-
-    /// Lists the agent's sessions, following `nextCursor` from page to
-    /// page (at most [`MAX_SESSION_PAGES`] pages; a cursor seen before ends
-    /// the listing).
-    async fn sessions(&mut self) -> Result<(), Failure> {
-        if self.opened.caps.session_capabilities.list.is_none() {
-            self.error("the agent does not list sessions");
-            return Ok(());
-        }
-        let conn = self.opened.conn.clone();
-        let mut sessions = Vec::new();
-        let mut cursor: Option<String> = None;
-        let mut seen = std::collections::HashSet::new();
-        let mut more = false;
-        for page in 0.. {
-            if page == MAX_SESSION_PAGES {
-                more = true;
-                break;
-            }
-            let mut request = ListSessionsRequest::new();
-            if let Some(cursor) = &cursor {
-                request = request.cursor(cursor.clone());
-            }
-            let Some(response) = self
-                .request("session/list", conn.list_sessions(request))
-                .await?
-            else {
-                if sessions.is_empty() {
-                    return Ok(());
-                }
-                more = true;
-                break;
-            };
-            sessions.extend(response.sessions);
-            match response.next_cursor {
-                Some(next) if seen.insert(next.clone()) => cursor = Some(next),
-                _ => break,
-            }
-        }
-        if sessions.is_empty() {
-            self.say("No sessions.");
-            return Ok(());
-        }
-        let mut text = String::from("Sessions:");
-        for info in &sessions {
-            let mark = if info.session_id == self.opened.session_id {
-                "*"
-            } else {
-                " "
-            };
-            text.push_str(&format!("\n {mark} {}", info.session_id));
-            if let Some(title) = &info.title {
-                text.push_str(&format!("  {title}"));
-            }
-            if let Some(at) = &info.updated_at {
-                text.push_str(&format!("  ({at})"));
-            }
-            text.push_str(&format!("  {}", info.cwd));
-        }
-        if more {
-            text.push_str("\n  (more sessions not shown)");
-        }
-        self.say(&text);
-        Ok(())
-    }
-
-    async fn load(&mut self, id: &str) -> Result<(), Failure> {
-        if !self.opened.caps.load_session {
-            self.error("the agent cannot load sessions");
-            return Ok(());
-        }
-        let conn = self.opened.conn.clone();
-        let mut request =
-            LoadSessionRequest::new(id, self.setup.cwd.to_string_lossy().into_owned());
-        if !self.setup.add_dirs.is_empty()
-            && self
-                .opened
-                .caps
-                .session_capabilities
-                .additional_directories
-                .is_some()
-        {
-            request = request.additional_directories(
-                self.setup
-                    .add_dirs
-                    .iter()
-                    .map(|d| d.to_string_lossy().into_owned())
-                    .collect::<Vec<_>>(),
-            );
-        }
-        self.say(&format!("Loading session {id}…"));
-        if let Some(response) = self
-            .request("session/load", conn.load_session(request))
-            .await?
-        {
-            self.opened.session_id = SessionId::new(id);
-            self.opened.modes = response.modes;
-            self.opened.config_options = response.config_options;
-            self.adopt_state();
-            self.remember_session();
-            self.transcript(|t| t.note(&format!("[session] {id}")));
         }
         Ok(())
     }
