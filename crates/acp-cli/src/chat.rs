@@ -262,7 +262,7 @@ impl Chat<'_> {
     }
 
     fn say(&self, text: &str) {
-        self.transcript(|t| t.line(text));
+        self.transcript(|t| t.say(text));
     }
 
     /// Records the open session for `--continue` (a failure is a note).

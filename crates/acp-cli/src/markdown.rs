@@ -294,6 +294,15 @@ fn pieces(text: &str) -> Vec<(&str, bool)> {
     out
 }
 
+/// The terminal's width in columns (standard output's; 80 when it is not
+/// a terminal or says 0).
+pub fn terminal_columns() -> usize {
+    terminal_size::terminal_size_of(std::io::stdout())
+        .map(|(w, _)| w.0 as usize)
+        .filter(|w| *w > 0)
+        .unwrap_or(80)
+}
+
 /// How many columns `text` takes on the screen (escape sequences none).
 pub fn visible_width(text: &str) -> usize {
     pieces(text)

@@ -135,10 +135,31 @@ impl Transcript {
     }
 
     /// The columns text is laid out for: the terminal's (80 without one).
-    fn columns(&self) -> usize {
-        self.width.unwrap_or_else(|| {
-            terminal_size::terminal_size_of(std::io::stdout()).map_or(80, |(w, _)| w.0 as usize)
-        })
+    pub fn columns(&self) -> usize {
+        self.width.unwrap_or_else(markdown::terminal_columns)
+    }
+
+    /// `text` with each line wider than the terminal wrapped on word
+    /// boundaries, its continuation rows indented like the line.
+    pub fn wrap(&self, text: &str) -> String {
+        let cols = self.columns().saturating_sub(1).max(20);
+        text.split('\n')
+            .map(|line| {
+                if markdown::visible_width(line) <= cols {
+                    return line.to_owned();
+                }
+                let body = line.trim_start();
+                let lead = &line[..line.len() - body.len()];
+                markdown::hanging(lead, body, cols).join("\n")
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Prints `text` (command output, notes) wrapped to the terminal.
+    pub fn say(&mut self, text: &str) {
+        let text = self.wrap(text);
+        self.line(&text);
     }
 
     /// Shows the open line and the running tool calls in `output`'s live
@@ -312,9 +333,14 @@ impl Transcript {
         self.note(&format!("[status] {text}"));
     }
 
-    /// Prints a dimmed note line.
+    /// Prints a dimmed note, wrapped to the terminal.
     pub fn note(&mut self, text: &str) {
-        let text = self.style.dim(text);
+        let text = self
+            .wrap(text)
+            .split('\n')
+            .map(|row| self.style.dim(row))
+            .collect::<Vec<_>>()
+            .join("\n");
         self.line(&text);
     }
 
@@ -937,6 +963,20 @@ mod tests {
              1. first step, which takes\n   more words than fit\n2. second\n\n\
              See the docs (https://example.test/docs).\n\
              | a | b |\n"
+        );
+    }
+
+    #[test]
+    fn notes_and_command_output_wrap_on_words() {
+        let buf = Buf::default();
+        let mut t = Transcript::new(Box::new(buf.clone()), false, Commands::default());
+        t.set_width(30);
+        t.note("[session] resumed: the agent replays nothing here");
+        t.say("short\n  an indented line that is too long to fit");
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            text,
+            "[session] resumed: the agent\nreplays nothing here\nshort\n  an indented line that is\n  too long to fit\n"
         );
     }
 

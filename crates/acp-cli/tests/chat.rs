@@ -26,6 +26,11 @@ fn chat(sb: &Sandbox, extra: &[&str]) -> Session {
         command.env(k, v);
     }
     let mut session = Session::spawn(command).expect("spawn acp chat in a pty");
+    // Wide enough that no line these tests look for is wrapped.
+    session
+        .get_process_mut()
+        .set_window_size(160, 40)
+        .expect("set the pty's size");
     session.set_expect_timeout(Some(Duration::from_secs(20)));
     session.expect("Ctrl-D quits.").expect("the banner");
     session.expect("> ").expect("the first prompt");

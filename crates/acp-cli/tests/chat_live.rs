@@ -538,8 +538,7 @@ fn a_session_that_can_only_be_resumed_says_its_turns_are_not_shown() {
     let shown = String::from_utf8_lossy(shown.before()).into_owned();
     assert!(
         shown.contains(
-            "[session] resumed: the agent keeps the conversation but does not replay it, so its \
-             earlier turns are not shown"
+            "[session] resumed: the agent replays nothing, so earlier turns are not shown"
         ),
         "{shown}"
     );

@@ -80,9 +80,14 @@ impl Chat<'_> {
 
     fn help(&self) {
         let style = self.transcript(|t| t.style());
+        let cols = self.transcript(|t| t.columns()).saturating_sub(1);
+        // Each entry's text hangs under where it starts.
+        let entry =
+            |lead: String, what: &str| crate::markdown::hanging(&lead, what, cols).join("\n");
         let mut text = style.bold("Commands:");
         for (name, what) in BUILTINS {
-            text.push_str(&format!("\n  /{name:<10} {what}"));
+            let lead = format!("  /{name:<11} ");
+            text.push_str(&format!("\n{}", entry(lead, what)));
         }
         let agent = self
             .commands
@@ -96,19 +101,20 @@ impl Chat<'_> {
                     Some(AvailableCommandInput::Unstructured(u)) => format!(" {}", u.hint),
                     _ => String::new(),
                 };
+                let lead = format!("  /{}{hint}  ", command.name);
                 text.push_str(&format!(
-                    "\n  /{}{hint}  {}",
-                    command.name,
-                    style.dim(&command.description)
+                    "\n{}",
+                    entry(lead, &style.dim(&command.description))
                 ));
             }
         }
-        text.push_str(&format!(
-            "\n{}\n  Tab completes commands and @paths; Up/Down walk the history; Alt-Enter, Ctrl-J, or \
-             Enter after a trailing \\, starts a new line; what you type during a turn waits \
-             in the input line until the turn ends; Ctrl-C cancels a turn (twice: kills the \
-             agent) or clears the line; Ctrl-D quits.",
-            style.bold("Keys:")
+        text.push_str(&format!("\n{}\n", style.bold("Keys:")));
+        text.push_str(&entry(
+            "  ".to_owned(),
+            "Tab completes commands and @paths; Up/Down walk the history; Alt-Enter, Ctrl-J, \
+             or Enter after a trailing \\, starts a new line; what you type during a turn \
+             waits in the input line until the turn ends; Ctrl-C cancels a turn (twice: kills \
+             the agent) or clears the line; Ctrl-D quits.",
         ));
         self.say(&text);
     }

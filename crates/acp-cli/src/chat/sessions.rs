@@ -445,8 +445,8 @@ impl Chat<'_> {
 }
 
 /// Said when a session is resumed, which replays nothing.
-pub(super) const RESUMED_NOTE: &str = "[session] resumed: the agent keeps the conversation but \
-                                       does not replay it, so its earlier turns are not shown";
+pub(super) const RESUMED_NOTE: &str =
+    "[session] resumed: the agent replays nothing, so earlier turns are not shown";
 
 #[cfg(test)]
 mod tests {
