@@ -1,6 +1,7 @@
-//! The block parts of chat's light markdown: tables, list items with a
-//! hanging indent, and links. [`crate::transcript`] decides what a line is
-//! and calls these; they only lay text out.
+//! The parts of chat's light markdown: tables, list items with a hanging
+//! indent, links, inline emphasis and code, and the highlighting of fenced
+//! code. [`crate::transcript`] decides what a line is and calls these; they
+//! only lay text out.
 //!
 //! - A table (a header row, a delimiter row `|---|:--:|`, body rows) is
 //!   drawn with box characters, each column as wide as its widest cell and
@@ -14,6 +15,10 @@
 //!   is the URL alone.
 
 use crate::style::Style;
+use std::sync::OnceLock;
+use syntect::easy::HighlightLines;
+use syntect::highlighting::{Theme, ThemeSet};
+use syntect::parsing::SyntaxSet;
 use unicode_width::UnicodeWidthChar;
 
 /// How a table column is aligned.
@@ -397,6 +402,81 @@ pub fn hyperlinks(var: impl Fn(&str) -> Option<String>) -> bool {
     var("VTE_VERSION")
         .and_then(|v| v.trim().parse::<u32>().ok())
         .is_some_and(|v| v >= 5000)
+}
+
+fn syntaxes() -> &'static SyntaxSet {
+    static SET: OnceLock<SyntaxSet> = OnceLock::new();
+    SET.get_or_init(SyntaxSet::load_defaults_newlines)
+}
+
+fn theme() -> &'static Theme {
+    static THEME: OnceLock<Theme> = OnceLock::new();
+    THEME.get_or_init(|| {
+        let mut themes = ThemeSet::load_defaults().themes;
+        themes
+            .remove("base16-ocean.dark")
+            .or_else(|| themes.into_values().next())
+            .unwrap_or_default()
+    })
+}
+
+/// A highlighter for a fenced block whose info string is `info` (its first
+/// word names the language: `rust`, `rs`, `python`, `sh`, …), or `None`
+/// when the language is missing or unknown.
+pub fn highlighter(info: &str) -> Option<HighlightLines<'static>> {
+    let lang = info.split_whitespace().next()?;
+    let lang = lang.trim_start_matches('{').trim_start_matches('.');
+    let lang = lang.split([',', '}']).next().unwrap_or(lang);
+    if lang.is_empty() {
+        return None;
+    }
+    let set = syntaxes();
+    let syntax = set
+        .find_syntax_by_token(lang)
+        .or_else(|| set.find_syntax_by_token(&lang.to_ascii_lowercase()))?;
+    Some(HighlightLines::new(syntax, theme()))
+}
+
+/// One line of code in the theme's colours (24-bit ANSI), ending with a
+/// reset; `None` if the highlighter fails.
+pub fn highlight(h: &mut HighlightLines<'static>, line: &str) -> Option<String> {
+    let with_newline = format!("{line}\n");
+    let ranges = h.highlight_line(&with_newline, syntaxes()).ok()?;
+    let ranges: Vec<_> = ranges
+        .into_iter()
+        .map(|(style, text)| (style, text.trim_end_matches('\n')))
+        .collect();
+    let mut text = syntect::util::as_24_bit_terminal_escaped(&ranges, false);
+    text.push_str("\x1b[0m");
+    Some(text)
+}
+
+/// `**bold**` and `` `code` `` within a line.
+pub fn inline(text: &str, style: Style) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    loop {
+        let bold = rest.find("**");
+        let code = rest.find('`');
+        let (start, marker) = match (bold, code) {
+            (Some(b), Some(c)) if c < b => (c, "`"),
+            (Some(b), _) => (b, "**"),
+            (None, Some(c)) => (c, "`"),
+            (None, None) => break,
+        };
+        let after = &rest[start + marker.len()..];
+        let Some(end) = after.find(marker) else { break };
+        out.push_str(&rest[..start]);
+        let inner = &after[..end];
+        out.push_str(&if marker == "`" {
+            style.cyan(inner)
+        } else {
+            style.bold(inner)
+        });
+        rest = &after[end + marker.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]

@@ -18,16 +18,14 @@
 //! slash commands, the current mode, the config options and the last usage.
 
 use crate::console;
-use crate::markdown;
+use crate::markdown::{self, highlight, highlighter, inline};
 use crate::output::ChatOutput;
 use crate::style::Style;
 use acp::schema::*;
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use syntect::easy::HighlightLines;
-use syntect::highlighting::{Theme, ThemeSet};
-use syntect::parsing::SyntaxSet;
 
 /// At most this many lines of a terminal's output are printed at once
 /// while it runs; the rest of a larger burst is summarised.
@@ -780,81 +778,6 @@ fn usage_text(usage: &UsageUpdate) -> String {
         }
     }
     text
-}
-
-fn syntaxes() -> &'static SyntaxSet {
-    static SET: OnceLock<SyntaxSet> = OnceLock::new();
-    SET.get_or_init(SyntaxSet::load_defaults_newlines)
-}
-
-fn theme() -> &'static Theme {
-    static THEME: OnceLock<Theme> = OnceLock::new();
-    THEME.get_or_init(|| {
-        let mut themes = ThemeSet::load_defaults().themes;
-        themes
-            .remove("base16-ocean.dark")
-            .or_else(|| themes.into_values().next())
-            .unwrap_or_default()
-    })
-}
-
-/// A highlighter for a fenced block whose info string is `info` (its first
-/// word names the language: `rust`, `rs`, `python`, `sh`, …), or `None`
-/// when the language is missing or unknown.
-fn highlighter(info: &str) -> Option<HighlightLines<'static>> {
-    let lang = info.split_whitespace().next()?;
-    let lang = lang.trim_start_matches('{').trim_start_matches('.');
-    let lang = lang.split([',', '}']).next().unwrap_or(lang);
-    if lang.is_empty() {
-        return None;
-    }
-    let set = syntaxes();
-    let syntax = set
-        .find_syntax_by_token(lang)
-        .or_else(|| set.find_syntax_by_token(&lang.to_ascii_lowercase()))?;
-    Some(HighlightLines::new(syntax, theme()))
-}
-
-/// One line of code in the theme's colours (24-bit ANSI), ending with a
-/// reset; `None` if the highlighter fails.
-fn highlight(h: &mut HighlightLines<'static>, line: &str) -> Option<String> {
-    let with_newline = format!("{line}\n");
-    let ranges = h.highlight_line(&with_newline, syntaxes()).ok()?;
-    let ranges: Vec<_> = ranges
-        .into_iter()
-        .map(|(style, text)| (style, text.trim_end_matches('\n')))
-        .collect();
-    let mut text = syntect::util::as_24_bit_terminal_escaped(&ranges, false);
-    text.push_str("\x1b[0m");
-    Some(text)
-}
-
-/// `**bold**` and `` `code` `` within a line.
-fn inline(text: &str, style: Style) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    loop {
-        let bold = rest.find("**");
-        let code = rest.find('`');
-        let (start, marker) = match (bold, code) {
-            (Some(b), Some(c)) if c < b => (c, "`"),
-            (Some(b), _) => (b, "**"),
-            (None, Some(c)) => (c, "`"),
-            (None, None) => break,
-        };
-        let after = &rest[start + marker.len()..];
-        let Some(end) = after.find(marker) else { break };
-        out.push_str(&rest[..start]);
-        let inner = &after[..end];
-        out.push_str(&if marker == "`" {
-            style.cyan(inner)
-        } else {
-            style.bold(inner)
-        });
-        rest = &after[end + marker.len()..];
-    }
-    out.push_str(rest);
-    out
 }
 
 /// A unified diff of two texts, coloured when `style` is.

@@ -68,7 +68,7 @@ pub fn merge(listed: &[SessionInfo], ours: &[Recent], cwd: &str, agent: &str) ->
             .as_deref()
             .map(str::trim)
             .filter(|t| !t.is_empty())
-            .map(|t| one_line(t))
+            .map(one_line)
             .or_else(|| ours.and_then(|r| quoted(r)))
             .unwrap_or_else(|| "(untitled)".to_owned());
         rows.push(Listed {
