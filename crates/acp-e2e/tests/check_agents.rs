@@ -405,11 +405,16 @@ async fn acp_agent_passes_every_check_on_a_scripted_model() {
     report.assert(&skips_without(ACP_AGENT_CLAIMS), &known);
 }
 
+/// The echo agent advertises nothing beyond prompts. It echoes a word every
+/// 30 ms: the turn to cancel is 300 words long (9 s), so that the cancel
+/// lands however slowly the checker reads on a busy machine.
 #[tokio::test]
 async fn the_echo_agent_example_passes_skipping_only_what_it_does_not_advertise() {
     let sb = Sandbox::new();
     let (known, file) = baseline("echo_agent");
-    let report = check(&sb, &["--baseline", &file], &[ECHO.to_string()]).await;
+    let long = vec!["word"; 300].join(" ");
+    let options = ["--cancel-prompt", &long, "--baseline", &file];
+    let report = check(&sb, &options, &[ECHO.to_string()]).await;
     report.assert(&skips_without(&[]), &known);
 }
 
