@@ -111,10 +111,11 @@ impl Report {
             .collect()
     }
 
-    /// Fails unless exactly `skips` were skipped and nothing failed but the
-    /// `known` failures (each of which must still fail), with exit code 0.
+    /// Fails unless `ran` checks ran, exactly `skips` were skipped and
+    /// nothing failed but the `known` failures (each of which must still
+    /// fail), with exit code 0.
     #[track_caller]
-    fn assert(&self, skips: &BTreeSet<String>, known: &BTreeSet<String>) {
+    fn assert(&self, ran: usize, skips: &BTreeSet<String>, known: &BTreeSet<String>) {
         let shown = format!("--- report\n{}\n--- stderr\n{}", self.text, self.stderr);
         assert_eq!(&self.names("FAIL"), known, "failures\n{shown}");
         assert_eq!(&self.names("SKIP"), skips, "skips\n{shown}");
@@ -123,10 +124,9 @@ impl Report {
             "a baseline entry passes now\n{shown}"
         );
         assert_eq!(self.code, 0, "exit code\n{shown}");
-        let total = 41;
         let last = format!(
             "{} passed, 0 failed, {} skipped",
-            total - skips.len() - known.len(),
+            ran - skips.len() - known.len(),
             skips.len()
         );
         assert!(
@@ -135,6 +135,9 @@ impl Report {
         );
     }
 }
+
+/// How many checks `acp check agent` has.
+const ALL_CHECKS: usize = 41;
 
 /// Runs `acp check agent OPTIONS… -- AGENT…` in the sandbox (2 minutes at most).
 async fn check(sb: &Sandbox, options: &[&str], agent: &[String]) -> Report {
@@ -368,41 +371,68 @@ const ACP_AGENT_CLAIMS: &[&str] = &[
     "delete",
 ];
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn acp_agent_passes_every_check_on_a_scripted_model() {
+/// `acp check agent OPTIONS… -- acp-agent` on the scripted model, with a
+/// data directory of its own.
+async fn check_acp_agent(options: &[&str]) -> Report {
     let model = Model::start().await;
     let sb = Sandbox::new()
         .env("OPENAI_BASE_URL", &model.base_url)
         .env("OPENAI_API_KEY", "test-key")
         .env("ACP_AGENT_MODEL", "openai:mock-model");
     let data = sb.root().join("agent-data");
+    let agent = [
+        AGENT.to_string(),
+        "--data-dir".into(),
+        data.display().to_string(),
+    ];
+    check(&sb, options, &agent).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_agent_passes_every_check_on_a_scripted_model() {
     let (known, file) = baseline("acp-agent");
-    let report = check(
-        &sb,
-        &[
-            "--auth",
-            "environment",
-            "--prompt",
-            "read {workspace}/notes.txt",
-            "--prompt",
-            "write {workspace}/out.txt",
-            "--prompt",
-            "run echo hi",
-            "--cancel-prompt",
-            "count slowly from 1 to 200",
-            "--expect",
-            &ACP_AGENT_CLAIMS.join(","),
-            "--baseline",
-            &file,
-        ],
-        &[
-            AGENT.to_string(),
-            "--data-dir".into(),
-            data.display().to_string(),
-        ],
-    )
+    let claims = ACP_AGENT_CLAIMS.join(",");
+    let report = check_acp_agent(&[
+        "--auth",
+        "environment",
+        "--prompt",
+        "read {workspace}/notes.txt",
+        "--prompt",
+        "write {workspace}/out.txt",
+        "--prompt",
+        "run echo hi",
+        "--cancel-prompt",
+        "count slowly from 1 to 200",
+        "--expect",
+        &claims,
+        "--baseline",
+        &file,
+    ])
     .await;
-    report.assert(&skips_without(ACP_AGENT_CLAIMS), &known);
+    report.assert(ALL_CHECKS, &skips_without(ACP_AGENT_CLAIMS), &known);
+}
+
+/// The turn to cancel asks to run a command for 30 s, in the session's
+/// mode "ask": the checker cancels at the tool call's announcement, so the
+/// permission request that follows is answered `cancelled` (or, should it
+/// come first, allowed, and the command is running when the cancel lands).
+/// Either way the turn ends `cancelled`, every terminal made is released,
+/// and the session runs a command in the next turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_agent_cancelled_at_a_command_ends_the_turn_and_goes_on() {
+    let only = "cancel,tools,terminals,wire";
+    let report = check_acp_agent(&[
+        "--only",
+        only,
+        "--prompt",
+        "run echo hi",
+        "--cancel-prompt",
+        "run sleep 30",
+        "--expect",
+        "tools,permission,terminal",
+    ])
+    .await;
+    report.assert(9, &BTreeSet::new(), &BTreeSet::new());
 }
 
 /// The echo agent advertises nothing beyond prompts. It echoes a word every
@@ -415,7 +445,7 @@ async fn the_echo_agent_example_passes_skipping_only_what_it_does_not_advertise(
     let long = vec!["word"; 300].join(" ");
     let options = ["--cancel-prompt", &long, "--baseline", &file];
     let report = check(&sb, &options, &[ECHO.to_string()]).await;
-    report.assert(&skips_without(&[]), &known);
+    report.assert(ALL_CHECKS, &skips_without(&[]), &known);
 }
 
 /// An agent of `interop/`, written on an SDK: asked for "permission" it
@@ -440,7 +470,7 @@ async fn check_peer(peer: Peer, name: &str, options: &[&str], claims: &[&str]) {
         &file,
     ]);
     let report = check(&sb, &all, &peer.programs().agent_command()).await;
-    report.assert(&skips_without(claims), &known);
+    report.assert(ALL_CHECKS, &skips_without(claims), &known);
 }
 
 /// The TypeScript SDK's agent also offers the auth method `token`, and a
