@@ -532,6 +532,16 @@ fn sessions_without_the_capability_shows_acps_own_record() {
     s.type_line("1").unwrap();
     s.expect("Already in session sess-1.").unwrap();
     s.expect("> ").unwrap();
+    // Ctrl-C at the question: nothing opened, the chat goes on.
+    s.type_line("/sessions").unwrap();
+    s.expect("Open which? [1, Enter: none] ").unwrap();
+    s.send(expectrl::ControlCode::EndOfText).unwrap();
+    s.expect("No session opened (/sessions N opens number N).")
+        .unwrap();
+    s.expect("> ").unwrap();
+    s.type_line("still here").unwrap();
+    s.expect("You said: still here").unwrap();
+    s.expect("> ").unwrap();
     quit(s);
 }
 

@@ -282,7 +282,7 @@ impl Chat<'_> {
             None => match self.ask_which(rows.len()).await {
                 Some(answer) => answer,
                 None => {
-                    self.say("/sessions N opens number N.");
+                    self.say("No session opened (/sessions N opens number N).");
                     return Ok(());
                 }
             },
