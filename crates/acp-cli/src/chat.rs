@@ -36,6 +36,7 @@ use tokio::sync::watch;
 
 mod commands;
 mod input;
+mod models;
 mod sessions;
 
 use input::ChatHelper;
@@ -49,6 +50,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "config",
         "[ID [VALUE]] list the config options, or set one (a boolean without VALUE is toggled)",
     ),
+    ("model", "[ID] list the models, or switch to one"),
     (
         "sessions",
         "[N] this directory's sessions (title, age, prompts); choose one by number to open it",
@@ -305,7 +307,9 @@ impl Chat<'_> {
     fn adopt_state(&mut self) {
         let modes = self.opened.modes.take();
         let options = self.opened.config_options.take();
+        let models = self.opened.models.take();
         self.transcript(|t| {
+            t.models = models;
             if let Some(modes) = modes {
                 t.current_mode = Some(modes.current_mode_id);
                 t.modes = modes.available_modes;
@@ -464,6 +468,7 @@ impl Chat<'_> {
                 response,
                 cancelled,
             } => {
+                self.transcript(|t| t.turn_usage = response.usage.clone());
                 client.with_renderer(|r| r.finish(&session_id, &response.stop_reason));
                 if cancelled == Some(Cancelled::TimedOut) {
                     let failure =

@@ -28,6 +28,7 @@ pub mod login;
 pub mod markdown;
 pub mod mentions;
 pub mod mock;
+mod models;
 mod open;
 pub mod output;
 pub mod permission;

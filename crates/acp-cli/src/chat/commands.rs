@@ -18,6 +18,7 @@ impl Chat<'_> {
             "help" => self.help(),
             "mode" => self.mode(rest.first().copied()).await?,
             "config" => self.config(&rest).await?,
+            "model" => self.model(&rest).await?,
             "sessions" => self.sessions(&rest).await?,
             "permissions" => self.permissions(&rest),
             "load" => match rest.first() {

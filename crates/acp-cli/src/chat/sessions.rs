@@ -400,7 +400,7 @@ impl Chat<'_> {
                 .collect()
         });
         let conn = self.opened.conn.clone();
-        let (modes, config_options, how) = if load {
+        let (modes, config_options, models, how) = if load {
             let mut request = LoadSessionRequest::new(id.as_str(), cwd);
             if let Some(dirs) = dirs {
                 request = request.additional_directories(dirs);
@@ -414,7 +414,12 @@ impl Chat<'_> {
             };
             // The replay is over: what it left open is committed.
             self.transcript(|t| t.end_turn());
-            (response.modes, response.config_options, How::Loaded)
+            (
+                response.modes,
+                response.config_options,
+                response.models,
+                How::Loaded,
+            )
         } else {
             let mut request = ResumeSessionRequest::new(id.as_str(), cwd);
             if let Some(dirs) = dirs {
@@ -426,12 +431,18 @@ impl Chat<'_> {
             else {
                 return Ok(());
             };
-            (response.modes, response.config_options, How::Resumed)
+            (
+                response.modes,
+                response.config_options,
+                response.models,
+                How::Resumed,
+            )
         };
         self.opened.session_id = SessionId::new(id.as_str());
         self.opened.how = how;
         self.opened.modes = modes;
         self.opened.config_options = config_options;
+        self.opened.models = models;
         self.adopt_state();
         self.remember_session();
         self.transcript(|t| {
