@@ -285,7 +285,7 @@ checks![
         "permission.cancelled",
         "permission",
         "prompt-turn#cancellation",
-        Some("cancel"),
+        Some("cancel-pending"),
         "a permission request pending when the client cancels is answered `cancelled`"
     ),
     (

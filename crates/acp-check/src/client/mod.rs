@@ -349,11 +349,38 @@ impl ClientCx {
         if let Err(why) = self.start().await {
             self.stop(why);
             self.finish().await;
+            self.fail_missing_step();
             return;
         }
         self.serve().await;
         self.finish().await;
+        self.fail_missing_step();
         checks::judge_wire(self);
+    }
+
+    /// Fails the first step of the life that did not happen (the client
+    /// must initialize, open a session and prompt once); the checks after it
+    /// are skipped as not reached.
+    fn fail_missing_step(&mut self) {
+        let why = self.stopped.clone().unwrap_or_default();
+        let step = if self.init.is_none() {
+            "initialize.request"
+        } else if self.new_session.is_none() {
+            "session.new"
+        } else if self.prompt.is_none() {
+            "session.prompt"
+        } else {
+            return;
+        };
+        let mut o = Outcome::fail(why);
+        if step == "session.prompt" {
+            o = o.with_notes([
+                "acp check client needs the client to send one prompt: give a \
+                 headless client one on its command line, or type one"
+                    .to_string(),
+            ]);
+        }
+        self.record(step, o);
     }
 
     async fn start(&mut self) -> Result<(), String> {
