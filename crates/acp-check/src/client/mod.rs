@@ -123,12 +123,14 @@ const TAIL: usize = 16 * 1024;
 struct ClientProcess {
     child: Child,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// Ends when the client's stderr does.
+    stderr_read: Option<tokio::task::JoinHandle<()>>,
 }
 
 fn keep_tail<R: tokio::io::AsyncRead + Unpin + Send + 'static>(
     mut pipe: R,
     keep: Arc<Mutex<Vec<u8>>>,
-) {
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut buf = [0u8; 8192];
         while let Ok(n) = pipe.read(&mut buf).await {
@@ -142,7 +144,7 @@ fn keep_tail<R: tokio::io::AsyncRead + Unpin + Send + 'static>(
                 tail.drain(..cut);
             }
         }
-    });
+    })
 }
 
 impl ClientProcess {
@@ -171,10 +173,17 @@ impl ClientProcess {
                 )
             })?;
         // Its stdout is the user's view (the reply); kept only to be read.
-        keep_tail(child.stdout.take().expect("piped"), Arc::default());
+        let _ = keep_tail(child.stdout.take().expect("piped"), Arc::default());
         let stderr: Arc<Mutex<Vec<u8>>> = Arc::default();
-        keep_tail(child.stderr.take().expect("piped"), stderr.clone());
-        Ok(ClientProcess { child, stderr })
+        let stderr_read = Some(keep_tail(
+            child.stderr.take().expect("piped"),
+            stderr.clone(),
+        ));
+        Ok(ClientProcess {
+            child,
+            stderr,
+            stderr_read,
+        })
     }
 
     fn stderr_end(&self) -> String {
@@ -403,6 +412,10 @@ impl ClientCx {
                 .ok()
                 .flatten();
             if let Some(status) = exited {
+                // What it said last, once its stderr has been read to the end.
+                if let Some(read) = self.client.as_mut().unwrap().stderr_read.take() {
+                    let _ = tokio::time::timeout(Duration::from_secs(1), read).await;
+                }
                 return Err(format!(
                     "the client exited ({status}) without starting the agent{}",
                     self.client_said()
