@@ -135,3 +135,32 @@ fn a_client_that_does_not_offer_terminals_skips_them_unless_expected() {
         out.stdout
     );
 }
+
+#[test]
+fn a_client_that_closes_the_agents_stdin_at_once_fails_initialize() {
+    let sb = Sandbox::new();
+    let out = sb.run(&[
+        "check",
+        "client",
+        "--timeout",
+        "10",
+        "--",
+        "sh",
+        "-c",
+        "{agent} < /dev/null",
+    ]);
+    assert_code(&out, 1);
+    assert!(
+        out.stdout.contains(
+            "  FAIL initialize.request: the client closed the agent's stdin before its initialize\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("  SKIP session.new: not reached: the client closed"),
+        "{}",
+        out.stdout
+    );
+}

@@ -399,5 +399,30 @@ pub(super) fn judge_wire(cx: &mut ClientCx) {
             }
         }
     }
+    let extra = *cx.extra_agents.lock().unwrap();
+    if extra > 0 {
+        responses = responses.with_notes([format!(
+            "the client started the agent {extra} more times; those were closed at once (acp check serves one)"
+        )]);
+    }
     cx.record("wire.responses-match", responses);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CHECKS;
+
+    #[test]
+    fn the_readme_lists_every_client_check() {
+        let readme = include_str!("../../README.md");
+        let table = crate::catalog::markdown(CHECKS);
+        assert!(
+            readme.contains(&table),
+            "the client check table in README.md is stale; put the output of `acp check client --list` there:\n{table}"
+        );
+        let mut names: Vec<&str> = CHECKS.iter().map(|c| c.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), CHECKS.len(), "check names are unique");
+    }
 }
