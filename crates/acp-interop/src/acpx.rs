@@ -57,16 +57,15 @@ fn install() -> Result<PathBuf, String> {
 /// instead, as does a failed install.
 pub fn acpx() -> Option<PathBuf> {
     static INSTALLED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let missing = match runs("node").and_then(|_| {
-        if installed(&repo_root().join("interop/acpx")) {
-            Ok(String::new())
-        } else {
-            runs("npm")
-        }
-    }) {
-        Ok(_) => None,
-        Err(e) => Some(e),
-    };
+    let missing = runs("node")
+        .and_then(|_| {
+            if installed(&repo_root().join("interop/acpx")) {
+                Ok(String::new())
+            } else {
+                runs("npm")
+            }
+        })
+        .err();
     if let Some(missing) = missing {
         if mode() == Mode::Require {
             panic!(

@@ -7,7 +7,7 @@
 //! the judge's Unix socket and passes bytes both ways, so the agent's whole
 //! life — answering `initialize` and `session/new`, and in the **first
 //! prompt turn** calling every client method — runs here, over the same raw
-//! [`Wire`](crate::wire::Wire) and strict judgement as `acp check agent`.
+//! [`Wire`] and strict judgement as `acp check agent`.
 //!
 //! `{agent}` as a whole word of the command line becomes the script's path;
 //! inside a longer word (`--agent={agent}`, a shell string) it becomes the
@@ -173,7 +173,10 @@ impl ClientProcess {
                 )
             })?;
         // Its stdout is the user's view (the reply); kept only to be read.
-        let _ = keep_tail(child.stdout.take().expect("piped"), Arc::default());
+        drop(keep_tail(
+            child.stdout.take().expect("piped"),
+            Arc::default(),
+        ));
         let stderr: Arc<Mutex<Vec<u8>>> = Arc::default();
         let stderr_read = Some(keep_tail(
             child.stderr.take().expect("piped"),

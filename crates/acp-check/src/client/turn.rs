@@ -75,10 +75,8 @@ pub async fn run(cx: &mut ClientCx) -> &'static str {
     cx.update(
         json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}),
     );
-    if cx.wanted("cancel.") || cx.wanted("permission.cancelled") {
-        if cancel(cx).await {
-            return "cancelled";
-        }
+    if (cx.wanted("cancel.") || cx.wanted("permission.cancelled")) && cancel(cx).await {
+        return "cancelled";
     }
     "end_turn"
 }
