@@ -317,7 +317,7 @@ mod tests {
         let full = "é".repeat(50);
         let ok = json!({"output": "ééééé", "truncated": true});
         assert_eq!(judge_limit(&ok, &full), Ok(vec![]));
-        let split = json!({"output": "\u{fffd}ééééé", "truncated": true});
+        let split = json!({"output": "\u{fffd}éééé", "truncated": true});
         assert!(judge_limit(&split, &full).unwrap_err().contains("boundary"));
         let unmarked = json!({"output": "ééééé", "truncated": false});
         assert!(
