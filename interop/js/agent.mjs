@@ -23,6 +23,11 @@
 //   session/cancel for the session has arrived; after a $/cancel_request
 //   for the prompt request, the request fails with -32800.
 //
+// The sessions have the modes "code" (current) and "plan", and one config
+// option, "model" ("small" or "large"); session/set_mode and
+// session/set_config_option change them (an unknown mode, option or value is
+// -32602).
+//
 // Environment:
 //   INTEROP_LOG=FILE       appends one line per event received, for the tests
 //                          (e.g. "session/cancel js-1", "stop cancelled").
@@ -60,6 +65,34 @@ const sleep = (ms, signal) =>
       resolve();
     });
   });
+
+const MODES = [
+  { id: "code", name: "Code" },
+  { id: "plan", name: "Plan", description: "Plans before it edits" },
+];
+const MODELS = [
+  { value: "small", name: "Small" },
+  { value: "large", name: "Large", description: "Slower" },
+];
+
+/** The session's modes, as session/new answers them. */
+function modesOf(session) {
+  return { currentModeId: session.mode, availableModes: MODES };
+}
+
+/** The session's config options (one: the model). */
+function configOptionsOf(session) {
+  return [
+    {
+      type: "select",
+      id: "model",
+      name: "Model",
+      category: "model",
+      currentValue: session.model,
+      options: MODELS,
+    },
+  ];
+}
 
 function sessionOf(sessionId) {
   const session = sessions.get(sessionId);
@@ -263,31 +296,31 @@ const app = agent({ name: "interop-js-agent" })
   })
   .onRequest(methods.agent.session.new, ({ params }) => {
     const sessionId = `js-${++sessionCount}`;
-    sessions.set(sessionId, { cwd: params.cwd, turn: null });
+    sessions.set(sessionId, { cwd: params.cwd, turn: null, mode: "code", model: "small" });
     log(`session/new ${JSON.stringify(params)}`);
-    return {
-      sessionId,
-      modes: {
-        currentModeId: "code",
-        availableModes: [
-          { id: "code", name: "Code" },
-          { id: "plan", name: "Plan", description: "Plans before it edits" },
-        ],
-      },
-      configOptions: [
-        {
-          type: "select",
-          id: "model",
-          name: "Model",
-          category: "model",
-          currentValue: "small",
-          options: [
-            { value: "small", name: "Small" },
-            { value: "large", name: "Large", description: "Slower" },
-          ],
-        },
-      ],
-    };
+    const session = sessions.get(sessionId);
+    return { sessionId, modes: modesOf(session), configOptions: configOptionsOf(session) };
+  })
+  .onRequest(methods.agent.session.setMode, ({ params }) => {
+    const session = sessionOf(params.sessionId);
+    if (!MODES.some((m) => m.id === params.modeId)) {
+      throw RequestError.invalidParams({ modeId: params.modeId }, "no such mode");
+    }
+    log(`session/set_mode ${params.sessionId} ${params.modeId}`);
+    session.mode = params.modeId;
+    return {};
+  })
+  .onRequest(methods.agent.session.setConfigOption, ({ params }) => {
+    const session = sessionOf(params.sessionId);
+    if (params.configId !== "model" || !MODELS.some((m) => m.value === params.value)) {
+      throw RequestError.invalidParams(
+        { configId: params.configId, value: params.value },
+        "no such option or value",
+      );
+    }
+    log(`session/set_config_option ${params.sessionId} ${params.configId} ${params.value}`);
+    session.model = params.value;
+    return { configOptions: configOptionsOf(session) };
   })
   .onRequest(methods.agent.session.prompt, async ({ params, client, signal }) => {
     const session = sessionOf(params.sessionId);

@@ -19,6 +19,9 @@ blocks joined with "\\n"):
 The turn ends with end_turn, or with cancelled as soon as a session/cancel for
 the session has arrived.
 
+The sessions have the modes "code" (current) and "plan"; session/set_mode
+changes it (an unknown mode is -32602).
+
 Environment: INTEROP_LOG=FILE appends one line per event received;
 INTEROP_MINIMAL_INIT=1 answers initialize with only protocolVersion.
 Standard output carries the protocol; diagnostics go to standard error.
@@ -50,6 +53,7 @@ from acp.schema import (
     PromptCapabilities,
     SessionMode,
     SessionModeState,
+    SetSessionModeResponse,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
@@ -118,7 +122,7 @@ class InteropAgent:
 
     async def new_session(self, cwd: str, additional_directories=None, mcp_servers=None, **kwargs):
         session_id = f"py-{len(self._sessions) + 1}"
-        self._sessions[session_id] = {"cwd": cwd, "cancelled": None}
+        self._sessions[session_id] = {"cwd": cwd, "cancelled": None, "mode": "code"}
         log(f"session/new {json.dumps({'cwd': cwd, 'mcpServers': len(mcp_servers or [])})}")
         return NewSessionResponse(
             session_id=session_id,
@@ -130,6 +134,16 @@ class InteropAgent:
                 ],
             ),
         )
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs):
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise RequestError.resource_not_found(session_id)
+        if mode_id not in ("code", "plan"):
+            raise RequestError.invalid_params({"modeId": mode_id, "reason": "no such mode"})
+        log(f"session/set_mode {session_id} {mode_id}")
+        session["mode"] = mode_id
+        return SetSessionModeResponse()
 
     async def prompt(self, session_id: str, prompt: list, **kwargs):
         session = self._sessions.get(session_id)

@@ -12,7 +12,9 @@
 //!   example of crate `acp` (built by this crate as its binary
 //!   `echo_agent`, from the example's source file);
 //! - `tests/runtime.rs` here: our runtime's client connection against the
-//!   peers' agents.
+//!   peers' agents;
+//! - `crates/acp-e2e/tests/check_agents.rs`: `acp check agent` judging the
+//!   peers' agents (and our own).
 //!
 //! What they share:
 //!
