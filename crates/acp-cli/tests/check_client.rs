@@ -1,6 +1,7 @@
 //! `acp check client` as users run it: `acp exec` itself is the client
-//! under test and passes; the report comes as text and JSON; a command line
-//! without `{agent}` is a usage error.
+//! under test and passes; the report comes as text, JSON and JUnit, with a
+//! trace; a command line without `{agent}` is a usage error, and a client
+//! that never starts the agent or closes it at once fails with the reason.
 
 mod common;
 use common::*;
@@ -56,8 +57,40 @@ fn acp_exec_passes_as_a_client() {
 #[test]
 fn the_json_report_and_only_select_checks() {
     let sb = Sandbox::new();
-    let out = check(&sb, &["--only", "fs.read", "--format", "json"]);
+    let trace = sb.root().join("trace.jsonl");
+    let out = check(
+        &sb,
+        &[
+            "--only",
+            "fs.read",
+            "--format",
+            "json",
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
+    );
     assert_code(&out, 0);
+    // Every line exchanged, both ways: the client's initialize, and the
+    // checking agent's fs/read_text_file.
+    let trace = read(&trace);
+    let lines: Vec<serde_json::Value> = trace
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        lines[0]["dir"] == "in"
+            && lines[0]["line"]
+                .as_str()
+                .unwrap()
+                .contains("\"initialize\""),
+        "{trace}"
+    );
+    assert!(
+        lines.iter().any(|l| l["dir"] == "out" && l["line"].as_str().unwrap().contains("fs/read_text_file")),
+        "{trace}"
+    );
+    // Only the fs part of the turn ran: no terminal was asked for.
+    assert!(!trace.contains("terminal/create"), "{trace}");
     let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(report["side"], "client");
     let names: Vec<&str> = report["checks"]

@@ -245,6 +245,10 @@ pub struct ClientCx {
     /// How many more times the client started the agent.
     extra_agents: Arc<Mutex<usize>>,
     next_tool: usize,
+    /// A request went unanswered for `--timeout`: later ones wait 1 s at
+    /// most, so a client that stopped answering does not hold the run for
+    /// a timeout per request.
+    silent: bool,
 }
 
 /// How long the checker keeps listening for late messages.
@@ -275,6 +279,7 @@ impl ClientCx {
             cancelled: None,
             extra_agents: Arc::default(),
             next_tool: 0,
+            silent: false,
         })
     }
 
@@ -500,11 +505,20 @@ impl ClientCx {
     }
 
     async fn wait_response(&mut self, id: &Value, sent: usize, wait: Duration) -> Call {
+        let long = wait >= self.opts.timeout;
+        let wait = if self.silent {
+            wait.min(Duration::from_secs(1))
+        } else {
+            wait
+        };
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             let Some(got) = self.next(left).await else {
                 let closed = self.wire().is_closed();
+                if long && !closed {
+                    self.silent = true;
+                }
                 return Call {
                     sent,
                     response: None,
