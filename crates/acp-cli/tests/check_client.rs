@@ -197,3 +197,34 @@ fn a_client_that_closes_the_agents_stdin_at_once_fails_initialize() {
         out.stdout
     );
 }
+
+#[test]
+fn a_client_in_a_real_project_finds_it_as_it_was() {
+    let sb = Sandbox::new();
+    let project = sb.root().join("project");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(project.join("notes.txt"), "mine\n").unwrap();
+    let out = sb.run(&[
+        "check",
+        "client",
+        "--timeout",
+        "20",
+        "--",
+        ACP,
+        "exec",
+        "--agent",
+        "{agent}",
+        "--approve-all",
+        "--cwd",
+        project.to_str().unwrap(),
+        "hi",
+    ]);
+    assert_code(&out, 0);
+    let left: Vec<String> = std::fs::read_dir(&project)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["notes.txt"], "{}", out.stdout);
+    assert_eq!(read(&project.join("notes.txt")), "mine\n");
+    assert!(out.stdout.contains("  PASS fs.write\n"), "{}", out.stdout);
+}

@@ -484,8 +484,8 @@ impl ClientCx {
     /// Answers a request of the client the turn has no use for.
     fn refuse(&mut self, id: &Value, method: &str) {
         let error = match method {
-            "session/prompt" => {
-                json!({"code": -32603, "message": "acp check runs one prompt turn at a time"})
+            "session/prompt" | "session/new" => {
+                json!({"code": -32603, "message": "acp check serves one session and one prompt turn"})
             }
             _ => json!({"code": -32601, "message": format!("method not found: {method}")}),
         };
@@ -604,10 +604,10 @@ impl ClientCx {
                     if self.init.is_none() {
                         self.init = Some(got.clone());
                     }
-                    let asked = got.value.as_ref().map(|v| &v["params"]["protocolVersion"]);
-                    let version = asked.and_then(Value::as_u64).map_or(1, |v| v.clamp(1, 1));
+                    // The one version there is: a client asking for a later
+                    // one is answered 1, as the protocol says.
                     let result = json!({
-                        "protocolVersion": version,
+                        "protocolVersion": 1,
                         "agentCapabilities": {
                             "loadSession": false,
                             "promptCapabilities": {"image": false, "audio": false, "embeddedContext": false},

@@ -88,9 +88,18 @@ pub async fn run(cx: &mut ClientCx) {
         .as_ref()
         .map(|s| s.cwd.clone())
         .unwrap_or_default();
-    let dir = cwd.join("acp-check-dir");
-    let made = std::fs::create_dir_all(&dir).is_ok();
+    let dir = super::turn::fresh_path(&cwd, "dir");
+    let made = std::fs::create_dir(&dir).is_ok();
     let dir = if made { dir } else { cwd.clone() };
+    run_in(cx, &tool, &dir).await;
+    if made {
+        let _ = std::fs::remove_dir(&dir);
+    }
+}
+
+/// The terminals, run in `dir`, under the permission of tool call `tool`.
+async fn run_in(cx: &mut ClientCx, tool: &str, dir: &std::path::Path) {
+    let tool = tool.to_string();
     let extra = json!({
         "env": [{"name": "ACP_CHECK_VAR", "value": VALUE}],
         "cwd": dir.display().to_string(),

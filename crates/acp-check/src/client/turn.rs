@@ -304,20 +304,34 @@ async fn probes(cx: &mut ClientCx) {
     cx.record("rpc.invalid-params", expect_error(&call, -32602, &id));
 }
 
-/// Writes the fixture into the session's cwd; why not, if it cannot.
-fn fixture(cx: &ClientCx, name: &str, text: &str) -> Result<PathBuf, String> {
+/// A path in `dir` named `acp-check-<pid>-<n>-<what>` that does not exist
+/// yet: the checks never touch a file of the user's, even when the client
+/// runs in a real project.
+pub(super) fn fresh_path(dir: &Path, what: &str) -> PathBuf {
+    (0..)
+        .map(|n| dir.join(format!("acp-check-{}-{n}-{what}", std::process::id())))
+        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .expect("a free name")
+}
+
+/// Creates the fixture (a new file) in the session's cwd; why not, if it
+/// cannot.
+fn fixture(cx: &ClientCx, what: &str, text: &str) -> Result<PathBuf, String> {
+    use std::io::Write as _;
     let cwd = cx
         .session
         .as_ref()
         .map(|s| s.cwd.clone())
         .unwrap_or_default();
-    let path = cwd.join(name);
-    std::fs::write(&path, text).map_err(|e| {
-        format!(
-            "cannot put a file into the session's cwd {} for the client to read: {e}",
-            cwd.display()
-        )
-    })?;
+    let path = fresh_path(&cwd, what);
+    std::fs::File::create_new(&path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| {
+            format!(
+                "cannot put a file into the session's cwd {} for the client to read: {e}",
+                cwd.display()
+            )
+        })?;
     Ok(path)
 }
 
@@ -336,7 +350,7 @@ async fn reads(cx: &mut ClientCx) {
         }
         return;
     }
-    let path = match fixture(cx, "acp-check-read.txt", READ_TEXT) {
+    let path = match fixture(cx, "read.txt", READ_TEXT) {
         Ok(p) => p,
         Err(why) => {
             for name in ["fs.read", "fs.read-lines", "fs.read-missing"] {
@@ -389,8 +403,7 @@ async fn reads(cx: &mut ClientCx) {
         },
     };
     cx.record("fs.read-lines", o);
-    let missing = path.with_file_name("acp-check-missing.txt");
-    let _ = std::fs::remove_file(&missing);
+    let missing = fresh_path(path.parent().unwrap_or(Path::new("/")), "missing.txt");
     let call = cx
         .call(
             "fs/read_text_file",
@@ -570,8 +583,7 @@ async fn write(cx: &mut ClientCx) {
         .as_ref()
         .map(|s| s.cwd.clone())
         .unwrap_or_default();
-    let path = cwd.join("acp-check-written.txt");
-    let _ = std::fs::remove_file(&path);
+    let path = fresh_path(&cwd, "written.txt");
     let p = path.display().to_string();
     let tool = match allowed(cx, "acp check: write a file", "edit", json!([{"path": p}])).await {
         Ok(t) => t,
