@@ -37,6 +37,8 @@ use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::watch;
 
+mod models;
+
 /// The built-in slash commands and what they do.
 pub const BUILTINS: &[(&str, &str)] = &[
     ("help", "list the commands"),
@@ -45,6 +47,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "config",
         "[ID [VALUE]] list the config options, or set one (a boolean without VALUE is toggled)",
     ),
+    ("model", "[ID] list the models, or switch to one"),
     ("sessions", "list the agent's sessions"),
     ("load", "ID load a session (its history is replayed)"),
     (
@@ -281,7 +284,9 @@ impl Chat<'_> {
     fn adopt_state(&mut self) {
         let modes = self.opened.modes.take();
         let options = self.opened.config_options.take();
+        let models = self.opened.models.take();
         self.transcript(|t| {
+            t.models = models;
             if let Some(modes) = modes {
                 t.current_mode = Some(modes.current_mode_id);
                 t.modes = modes.available_modes;
@@ -437,6 +442,7 @@ impl Chat<'_> {
                 response,
                 cancelled,
             } => {
+                self.transcript(|t| t.turn_usage = response.usage.clone());
                 client.with_renderer(|r| r.finish(&session_id, &response.stop_reason));
                 if cancelled == Some(Cancelled::TimedOut) {
                     let failure =
@@ -486,6 +492,7 @@ impl Chat<'_> {
             "help" => self.help(),
             "mode" => self.mode(rest.first().copied()).await?,
             "config" => self.config(&rest).await?,
+            "model" => self.model(&rest).await?,
             "sessions" => self.sessions().await?,
             "permissions" => self.permissions(&rest),
             "load" => match rest.first() {
@@ -788,6 +795,7 @@ impl Chat<'_> {
             self.opened.session_id = SessionId::new(id);
             self.opened.modes = response.modes;
             self.opened.config_options = response.config_options;
+            self.opened.models = response.models;
             self.adopt_state();
             self.remember_session();
             self.transcript(|t| t.note(&format!("[session] {id}")));

@@ -281,7 +281,7 @@ pub struct SessionArgs {
     #[arg(long, value_name = "ID")]
     pub mode: Option<String>,
     /// Choose this model once the session is open (a value of the agent's
-    /// model option).
+    /// model config option, or one of the models its selector offers).
     #[arg(long, value_name = "ID")]
     pub model: Option<String>,
     /// Copy the agent's standard error to ours.

@@ -27,6 +27,7 @@ pub mod exit;
 pub mod login;
 pub mod mentions;
 pub mod mock;
+mod models;
 mod open;
 pub mod output;
 pub mod permission;

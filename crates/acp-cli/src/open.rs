@@ -68,6 +68,8 @@ pub(crate) struct Opened {
     pub modes: Option<SessionModeState>,
     /// The session's config options, if the agent has any.
     pub config_options: Option<Vec<SessionConfigOption>>,
+    /// The session model selector, if the agent offers one.
+    pub models: Option<SessionModelState>,
 }
 
 impl Session {
@@ -197,7 +199,7 @@ impl Session {
                 r.note("[note] the agent does not accept additional directories; --add-dir only widens file access")
             });
         }
-        let (session_id, how, modes, config_options) = match &args.session {
+        let (session_id, how, modes, config_options, models) = match &args.session {
             None => {
                 let mut request = NewSessionRequest::new(cwd_text);
                 if send_dirs {
@@ -212,6 +214,7 @@ impl Session {
                     How::New,
                     response.modes,
                     response.config_options,
+                    response.models,
                 )
             }
             Some(id) => {
@@ -230,7 +233,8 @@ impl Session {
                         .step("session/resume", interrupts, conn.resume_session(request))
                         .await
                         .map_err(|Interrupted::Failed(f)| f)?;
-                    (id, How::Resumed, response.modes, response.config_options)
+                    let r = response;
+                    (id, How::Resumed, r.modes, r.config_options, r.models)
                 } else if load {
                     let mut request = LoadSessionRequest::new(id.clone(), cwd_text);
                     if send_dirs {
@@ -243,7 +247,8 @@ impl Session {
                         .await;
                     self.client.with_renderer(|r| r.set_replaying(false));
                     let response = loaded.map_err(|Interrupted::Failed(f)| f)?;
-                    (id, How::Loaded, response.modes, response.config_options)
+                    let r = response;
+                    (id, How::Loaded, r.modes, r.config_options, r.models)
                 } else {
                     return Err(Failure::agent(
                         "the agent can neither resume nor load sessions, so --session cannot be used with it",
@@ -259,6 +264,7 @@ impl Session {
             how,
             modes,
             config_options,
+            models,
         };
         self.session_id = Some(opened.session_id.clone());
         self.apply_choices(interrupts, args, &mut opened).await?;
@@ -479,12 +485,19 @@ impl Session {
                     self.choose_option(interrupts, opened, &id, &model, explicit, "--model")
                         .await?
                 }
-                None => self.refuse(
-                    explicit,
-                    format!(
-                        "the agent offers no model choice, so the model {model} cannot be chosen"
-                    ),
-                )?,
+                None => match self
+                    .choose_model_by_selector(interrupts, opened, &model)
+                    .await?
+                {
+                    Ok(true) => {}
+                    Ok(false) => self.refuse(
+                        explicit,
+                        format!(
+                            "the agent offers no model choice, so the model {model} cannot be chosen"
+                        ),
+                    )?,
+                    Err(why) => self.refuse(explicit, why)?,
+                },
             }
         }
         for (id, value) in defaults.options {

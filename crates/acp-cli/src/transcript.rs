@@ -86,6 +86,10 @@ pub struct Transcript {
     pub config_options: Vec<SessionConfigOption>,
     /// The last `usage_update`.
     pub usage: Option<UsageUpdate>,
+    /// The session model selector, when the agent offers one.
+    pub models: Option<SessionModelState>,
+    /// The token usage of the last turn, from its prompt result.
+    pub turn_usage: Option<Usage>,
 }
 
 impl Transcript {
@@ -107,6 +111,8 @@ impl Transcript {
             modes: Vec::new(),
             config_options: Vec::new(),
             usage: None,
+            models: None,
+            turn_usage: None,
         }
     }
 
@@ -592,7 +598,7 @@ impl Transcript {
     }
 
     /// The status line after a turn: stop reason (unless `end_turn`),
-    /// mode and usage.
+    /// mode, context usage and the turn's tokens.
     pub fn status_line(&mut self, stop: Option<&StopReason>) {
         self.break_line();
         let mut parts = Vec::new();
@@ -614,6 +620,7 @@ impl Transcript {
             }
             parts.push(text);
         }
+        parts.extend(self.turn_usage.as_ref().map(crate::models::usage_text));
         if !parts.is_empty() {
             let text = format!("── {}", parts.join(" · "));
             self.note(&text);

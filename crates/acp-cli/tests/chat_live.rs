@@ -387,3 +387,112 @@ fn a_crash_says_how_to_resume() {
     let status = c.s.get_process_mut().wait().unwrap();
     assert_eq!(status, WaitStatus::Exited(pid, 6));
 }
+
+/// The lines of the agent's log that start with `prefix`.
+fn logged(c: &Chat, prefix: &str) -> Vec<String> {
+    read(&c.log)
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn slash_model_switches_an_agent_that_offers_models_and_the_next_turn_uses_it() {
+    let sb = Sandbox::new().env("ACP_TEST_AGENT_MODELS", "1");
+    let mut c = chat(&sb, &[]);
+    c.s.send_line("which-model").unwrap();
+    c.s.expect("Running on fast").unwrap();
+    // The turn's usage, from the prompt result.
+    c.s.expect("── tokens 120 in, 30 out").unwrap();
+    c.s.expect("> ").unwrap();
+    c.s.send_line("/model").unwrap();
+    c.s.expect(
+        "Models:\r\n * fast  Fast model — Quick answers\r\n   smart  Smart model\r\n/model ID switches.",
+    )
+    .unwrap();
+    c.s.expect("> ").unwrap();
+    c.s.send_line("/model huge").unwrap();
+    c.s.expect("error: no model huge; the models are fast, smart")
+        .unwrap();
+    c.s.expect("> ").unwrap();
+    // By its name, in any case, as well as by id.
+    c.s.send_line("/model SMART model").unwrap();
+    c.s.expect("Model: smart").unwrap();
+    c.s.expect("> ").unwrap();
+    c.s.send_line("which-model").unwrap();
+    c.s.expect("Running on smart").unwrap();
+    c.s.expect("> ").unwrap();
+    c.s.send_line("/model").unwrap();
+    c.s.expect("   fast  Fast model — Quick answers\r\n * smart  Smart model")
+        .unwrap();
+    c.s.expect("> ").unwrap();
+    assert_eq!(logged(&c, "session/set_model"), ["session/set_model smart"]);
+    assert!(logged(&c, "session/set_config_option").is_empty());
+    c.quit();
+}
+
+#[test]
+fn slash_model_uses_the_model_config_option_when_there_is_no_selector() {
+    let sb = Sandbox::new().env("ACP_TEST_AGENT_EXTRAS", "1");
+    let mut c = chat(&sb, &[]);
+    c.s.send_line("/model").unwrap();
+    c.s.expect("Models:\r\n * fast  Fast model\r\n   smart  Smart model")
+        .unwrap();
+    c.s.expect("> ").unwrap();
+    c.s.send_line("/model smart").unwrap();
+    c.s.expect("Model: smart").unwrap();
+    c.s.expect("> ").unwrap();
+    c.s.send_line("which-model").unwrap();
+    c.s.expect("Running on smart").unwrap();
+    c.s.expect("> ").unwrap();
+    assert_eq!(
+        logged(&c, "session/set_config_option"),
+        ["session/set_config_option model smart"]
+    );
+    c.quit();
+}
+
+#[test]
+fn the_model_selector_and_the_config_option_stay_in_step() {
+    let sb = Sandbox::new()
+        .env("ACP_TEST_AGENT_MODELS", "1")
+        .env("ACP_TEST_AGENT_EXTRAS", "1");
+    let mut c = chat(&sb, &[]);
+    // Through the selector: /config shows the new model too.
+    c.s.send_line("/model smart").unwrap();
+    c.s.expect("Model: smart").unwrap();
+    c.s.expect("> ").unwrap();
+    c.s.send_line("/config model").unwrap();
+    c.s.expect("model: smart (one of fast, smart)").unwrap();
+    c.s.expect("> ").unwrap();
+    // Through the config option: /model marks it.
+    c.s.send_line("/config model fast").unwrap();
+    c.s.expect("model: fast (one of fast, smart)").unwrap();
+    c.s.expect("> ").unwrap();
+    c.s.send_line("/model").unwrap();
+    c.s.expect(" * fast  Fast model — Quick answers\r\n   smart  Smart model")
+        .unwrap();
+    c.s.expect("> ").unwrap();
+    c.s.send_line("which-model").unwrap();
+    c.s.expect("Running on fast").unwrap();
+    c.s.expect(
+        "── mode ask · context 1000/20000 tokens (5%), cost 0.25 USD · tokens 120 in, 30 out",
+    )
+    .unwrap();
+    c.s.expect("> ").unwrap();
+    c.quit();
+}
+
+#[test]
+fn slash_model_says_so_when_the_agent_offers_no_model() {
+    let sb = Sandbox::new();
+    let mut c = chat(&sb, &[]);
+    c.s.send_line("/model").unwrap();
+    c.s.expect(
+        "error: the agent offers no model choice (neither models nor a model config option)",
+    )
+    .unwrap();
+    c.s.expect("> ").unwrap();
+    c.quit();
+}

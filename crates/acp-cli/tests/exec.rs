@@ -486,6 +486,46 @@ fn mode_and_model_flags() {
 }
 
 #[test]
+fn model_flag_uses_set_model_when_the_agent_offers_only_the_selector() {
+    let sb = Sandbox::new();
+    let log = sb.dir.path().join("agent.log");
+    let sb = sb
+        .env("ACP_TEST_AGENT_MODELS", "1")
+        .env("ACP_TEST_AGENT_LOG", log.to_str().unwrap());
+    let out = sb.exec(&["--model", "Smart model", "which-model"]);
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "Running on smart\n");
+    let text = read(&log);
+    assert!(
+        text.lines().any(|l| l == "session/set_model smart"),
+        "{text}"
+    );
+    // The current model: nothing to send.
+    std::fs::remove_file(&log).unwrap();
+    let out = sb.exec(&["--model", "fast", "which-model"]);
+    assert_eq!(out.stdout, "Running on fast\n");
+    assert!(!read(&log).contains("session/set_model"));
+    let out = sb.exec(&["--model", "huge", "hi"]);
+    assert_code(&out, 2);
+    assert_eq!(
+        out.stderr,
+        "acp: the agent has no model huge; its models are fast, smart\n"
+    );
+    // With a model config option as well, --model sets the option.
+    let both = sb.env("ACP_TEST_AGENT_EXTRAS", "1");
+    std::fs::remove_file(&log).unwrap();
+    let out = both.exec(&["--model", "smart", "which-model"]);
+    assert_eq!(out.stdout, "Running on smart\n");
+    let text = read(&log);
+    assert!(
+        text.lines()
+            .any(|l| l == "session/set_config_option model smart"),
+        "{text}"
+    );
+    assert!(!text.contains("session/set_model"), "{text}");
+}
+
+#[test]
 fn a_bare_prompt_is_exec() {
     let sb = Sandbox::new();
     let out = sb.run(&["--agent", AGENT, "hello", "there"]);

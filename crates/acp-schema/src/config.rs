@@ -427,7 +427,7 @@ impl Serialize for SessionConfigValue {
 
 impl<'de> Deserialize<'de> for SessionConfigValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut rest = crate::RawObject::deserialize(d)?.0;
+        let mut rest = crate::RawObject::deserialize(d)?.into_vec();
         Self::take(&mut rest)
     }
 }

@@ -174,28 +174,53 @@ fn nesting(text: &str) -> usize {
 /// not know. Written back in the same order, values byte for byte.
 ///
 /// Two objects are equal when they have the same members, in any order.
+///
+/// One pointer wide: most objects have no unknown members, and every decoded
+/// struct carries one of these, so the members live behind a box that only a
+/// non-empty object allocates.
+// The box is the point: `Option<Box<Vec<_>>>` is 8 bytes, a `Vec` 24.
+#[allow(clippy::box_collection)]
 #[derive(Clone, Default)]
-pub struct RawObject(pub(crate) Vec<(String, RawJson)>);
+pub struct RawObject(Option<Box<Vec<(String, RawJson)>>>);
 
 impl RawObject {
     /// No members.
     pub fn new() -> Self {
-        RawObject(Vec::new())
+        RawObject(None)
+    }
+
+    /// The members, in order.
+    fn entries(&self) -> &[(String, RawJson)] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+
+    /// The members, to change.
+    fn entries_mut(&mut self) -> &mut Vec<(String, RawJson)> {
+        self.0.get_or_insert_with(Default::default)
+    }
+
+    /// The members, taken out.
+    pub(crate) fn into_vec(self) -> Vec<(String, RawJson)> {
+        self.0.map(|b| *b).unwrap_or_default()
     }
 
     /// How many members there are.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.entries().len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.entries().is_empty()
     }
 
     /// The raw value of member `key` (the last one, if it occurs twice).
     pub fn get(&self, key: &str) -> Option<&RawJson> {
-        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+        self.entries()
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
     }
 
     /// Member `key` decoded as `T`: `None` if it is absent, an error if it does not decode.
@@ -217,10 +242,11 @@ impl RawObject {
     /// value), else at the end.
     pub fn insert_raw(&mut self, key: impl Into<String>, value: RawJson) -> Option<RawJson> {
         let key = key.into();
-        match self.0.iter_mut().find(|(k, _)| *k == key) {
+        let entries = self.entries_mut();
+        match entries.iter_mut().find(|(k, _)| *k == key) {
             Some(slot) => Some(std::mem::replace(&mut slot.1, value)),
             None => {
-                self.0.push((key, value));
+                entries.push((key, value));
                 None
             }
         }
@@ -234,7 +260,8 @@ impl RawObject {
     /// Removes member `key` (every occurrence), returning its last value.
     pub fn remove(&mut self, key: &str) -> Option<RawJson> {
         let mut last = None;
-        self.0.retain_mut(|(k, v)| {
+        let entries = self.0.as_deref_mut()?;
+        entries.retain_mut(|(k, v)| {
             if k == key {
                 last = Some(v.clone());
                 false
@@ -247,17 +274,17 @@ impl RawObject {
 
     /// The members in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &RawJson)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v))
+        self.entries().iter().map(|(k, v)| (k.as_str(), v))
     }
 
     /// The member names in order.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(|(k, _)| k.as_str())
+        self.entries().iter().map(|(k, _)| k.as_str())
     }
 
     /// The object parsed into a map.
     pub fn to_map(&self) -> Map<String, Value> {
-        self.0
+        self.entries()
             .iter()
             .map(|(k, v)| (k.clone(), v.to_value()))
             .collect()
@@ -265,7 +292,7 @@ impl RawObject {
 
     /// Writes the members into a map being serialised.
     pub(crate) fn write_entries<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
-        for (k, v) in &self.0 {
+        for (k, v) in self.entries() {
             map.serialize_entry(k, v)?;
         }
         Ok(())
@@ -274,7 +301,11 @@ impl RawObject {
 
 impl From<Vec<(String, RawJson)>> for RawObject {
     fn from(entries: Vec<(String, RawJson)>) -> Self {
-        RawObject(entries)
+        if entries.is_empty() {
+            RawObject(None)
+        } else {
+            RawObject(Some(Box::new(entries)))
+        }
     }
 }
 
@@ -292,13 +323,13 @@ impl IntoIterator for RawObject {
     type Item = (String, RawJson);
     type IntoIter = std::vec::IntoIter<(String, RawJson)>;
     fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
+        self.into_vec().into_iter()
     }
 }
 
 impl PartialEq for RawObject {
     fn eq(&self, other: &Self) -> bool {
-        if self.0 == other.0 {
+        if self.entries() == other.entries() {
             return true;
         }
         self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
@@ -313,7 +344,7 @@ impl fmt::Debug for RawObject {
 
 impl Serialize for RawObject {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(self.0.len()))?;
+        let mut map = s.serialize_map(Some(self.len()))?;
         self.write_entries(&mut map)?;
         map.end()
     }
@@ -332,7 +363,7 @@ impl<'de> Deserialize<'de> for RawObject {
                 while let Some(key) = map.next_key::<crate::util::wire::Key<'de>>()? {
                     entries.push((key.as_str().to_owned(), map.next_value::<RawJson>()?));
                 }
-                Ok(RawObject(entries))
+                Ok(RawObject::from(entries))
             }
         }
         d.deserialize_map(V)
@@ -456,7 +487,7 @@ impl Meta {
     }
 
     fn from_members(members: Vec<(String, RawJson)>) -> Self {
-        let raw = RawJson::encode(&RawObject(members)).expect("raw members serialise");
+        let raw = RawJson::encode(&RawObject::from(members)).expect("raw members serialise");
         Meta(raw)
     }
 }
@@ -475,7 +506,7 @@ impl From<Map<String, Value>> for Meta {
 
 impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for Meta {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        Meta::from_members(RawObject::from_iter(iter).0)
+        Meta::from_members(RawObject::from_iter(iter).into_vec())
     }
 }
 

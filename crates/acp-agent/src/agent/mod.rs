@@ -5,7 +5,8 @@
 //!
 //! - `sessions`: creating, loading, resuming, listing, closing and deleting
 //!   sessions, and the journal of updates kept for replay;
-//! - `settings`: modes and config options;
+//! - `settings`: modes, the model (offered both as `models` and as a config
+//!   option) and config options;
 //! - `turn`: the prompt turn loop that alternates model calls and tool calls,
 //!   storing each message as it completes;
 //! - `model_call`: one model call, streamed to the client, with retries;
@@ -65,6 +66,9 @@ struct Session {
     /// What the model calls cost so far, in US dollars, when the provider
     /// reports costs (since the session was opened in this process).
     cost: Mutex<Option<f64>>,
+    /// Tokens read and written by the running turn's model calls, when the
+    /// provider reported them (the `usage` of the prompt result).
+    turn_usage: Mutex<Option<TurnUsage>>,
     /// The cancellation of the running turn, from its request's context, so
     /// that closing or deleting the session stops it.
     turn: Mutex<Option<CancellationToken>>,
@@ -87,7 +91,22 @@ struct Conversation {
     context_tokens: Option<u64>,
 }
 
+/// Tokens a turn's model calls read and wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct TurnUsage {
+    input: u64,
+    output: u64,
+}
+
 impl Session {
+    /// Adds the tokens of one model call to the running turn's.
+    fn add_turn_usage(&self, (input, output): (u64, u64)) {
+        let mut usage = lock(&self.turn_usage);
+        let u = usage.get_or_insert_with(TurnUsage::default);
+        u.input = u.input.saturating_add(input);
+        u.output = u.output.saturating_add(output);
+    }
+
     /// Adds the cost of one model call, if reported; the session's total so
     /// far, if any call reported one.
     fn add_cost(&self, cost: Option<f64>) -> Option<f64> {
@@ -331,6 +350,14 @@ impl Agent for CodingAgent {
         _cx: RequestContext<AgentSide>,
     ) -> Result<SetSessionModeResponse, Error> {
         self.change_mode(args).await
+    }
+
+    async fn set_session_model(
+        &self,
+        args: SetSessionModelRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<SetSessionModelResponse, Error> {
+        self.change_model(args).await
     }
 
     async fn set_session_config_option(

@@ -148,7 +148,12 @@ impl CodingAgent {
                 )
                 .await;
             let error = match attempt {
-                Ok(reply) => return Ok(reply),
+                Ok(reply) => {
+                    if let Some(usage) = reply.usage {
+                        session.add_turn_usage(usage);
+                    }
+                    return Ok(reply);
+                }
                 Err(None) => return Err(CallFailure::Cancelled { partial }),
                 Err(Some(e)) => e,
             };

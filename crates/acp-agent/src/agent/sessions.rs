@@ -37,6 +37,7 @@ impl Session {
             title: Mutex::new(title),
             history: tokio::sync::Mutex::new(conversation),
             cost: Mutex::new(None),
+            turn_usage: Mutex::new(None),
             turn: Mutex::new(None),
             environment: tokio::sync::OnceCell::new(),
         })
@@ -107,6 +108,7 @@ impl CodingAgent {
         let additional_dirs = absolute_dirs(&extra)?;
         let settings = Settings::new(Mode::Ask, model);
         let options = self.config_options(&settings);
+        let models = self.models_state(&settings);
         let id = self.new_session_id();
         self.store
             .create(StoredSession {
@@ -139,6 +141,7 @@ impl CodingAgent {
         self.announce_commands_after_response(&id, cx);
         Ok(NewSessionResponse::new(id)
             .modes(Self::modes(Mode::Ask))
+            .models(models)
             .config_options(options))
     }
 
@@ -217,9 +220,10 @@ impl CodingAgent {
                 .map_err(super::internal)?;
         }
         self.announce_commands(&args.session_id).await;
-        let (modes, options) = self.settings_state(&session);
+        let (modes, models, options) = self.settings_state(&session);
         Ok(LoadSessionResponse::new()
             .modes(modes)
+            .models(models)
             .config_options(options))
     }
 
@@ -243,9 +247,10 @@ impl CodingAgent {
             }
         };
         self.announce_commands(&args.session_id).await;
-        let (modes, options) = self.settings_state(&session);
+        let (modes, models, options) = self.settings_state(&session);
         Ok(ResumeSessionResponse::new()
             .modes(modes)
+            .models(models)
             .config_options(options))
     }
 

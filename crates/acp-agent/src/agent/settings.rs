@@ -1,10 +1,22 @@
 //! Session settings: the mode (how much the agent may do without asking) and
-//! the model, offered to the client both as session modes and as config
-//! options, and the user's remembered permission answers.
+//! the model, and the user's remembered permission answers.
+//!
+//! Each is offered two ways, for clients of either generation: the mode as
+//! session modes (`session/set_mode`) and as the config option `mode`; the
+//! model as the session model selector (`models`, `session/set_model`, an
+//! unstable part of the schema) and as the config option `model` (category
+//! `model`, `session/set_config_option`). Both ways change the same setting:
+//! after either, the agent stores it with the session and sends a
+//! `config_option_update` with the new current values (the schema has no
+//! notification for `models`; a client using it learns the current model from
+//! its own `session/set_model` or from the next load or resume). The models
+//! offered are the config's (see [`crate::config::Config::model_choices`]),
+//! plus the session's own if the config no longer lists it; any other model
+//! id is refused with -32602.
 
 use super::scope::Scope;
 use super::{CodingAgent, Session, invalid_params, lock};
-use crate::config::ModelRef;
+use crate::config::{ModelRef, ProviderKind};
 use acp::schema::*;
 
 /// How much the agent may do without asking.
@@ -87,19 +99,36 @@ impl CodingAgent {
         )
     }
 
+    /// The models a session using `current` may switch to: the config's
+    /// choices, with `current` first if they do not include it.
+    fn offered_models(&self, current: &ModelRef) -> Vec<ModelRef> {
+        let mut models = self.config.model_choices();
+        if !models.contains(current) {
+            models.insert(0, current.clone());
+        }
+        models
+    }
+
+    /// The session model selector (`models`), with `s.model` current.
+    pub(super) fn models_state(&self, s: &Settings) -> SessionModelState {
+        let models: Vec<ModelInfo> = self
+            .offered_models(&s.model)
+            .iter()
+            .map(|m| ModelInfo::new(m.id(), m.id()).description(provider_name(m)))
+            .collect();
+        SessionModelState::new(s.model.id(), models)
+    }
+
     /// The config options: the mode and the model.
     pub(super) fn config_options(&self, s: &Settings) -> Vec<SessionConfigOption> {
         let modes: Vec<SessionConfigSelectOption> = Mode::ALL
             .into_iter()
             .map(|m| SessionConfigSelectOption::new(m.id(), m.name()).description(m.description()))
             .collect();
-        let mut models = self.config.model_choices();
-        if !models.contains(&s.model) {
-            models.insert(0, s.model.clone());
-        }
-        let models: Vec<SessionConfigSelectOption> = models
+        let models: Vec<SessionConfigSelectOption> = self
+            .offered_models(&s.model)
             .iter()
-            .map(|m| SessionConfigSelectOption::new(m.id(), m.id()))
+            .map(|m| SessionConfigSelectOption::new(m.id(), m.id()).description(provider_name(m)))
             .collect();
         vec![
             SessionConfigOption::select("mode", "Mode", s.mode.id(), modes)
@@ -110,14 +139,52 @@ impl CodingAgent {
         ]
     }
 
-    /// The session's modes and config options, for the responses that open a
-    /// session.
+    /// The session's modes, models and config options, for the responses
+    /// that open a session.
     pub(super) fn settings_state(
         &self,
         session: &Session,
-    ) -> (SessionModeState, Vec<SessionConfigOption>) {
+    ) -> (
+        SessionModeState,
+        SessionModelState,
+        Vec<SessionConfigOption>,
+    ) {
         let s = lock(&session.settings);
-        (Self::modes(s.mode), self.config_options(&s))
+        (
+            Self::modes(s.mode),
+            self.models_state(&s),
+            self.config_options(&s),
+        )
+    }
+
+    /// `session/set_model`.
+    pub(super) async fn change_model(
+        &self,
+        args: SetSessionModelRequest,
+    ) -> Result<SetSessionModelResponse, Error> {
+        let session = self.session(&args.session_id)?;
+        if self.set_model(&session, args.model_id.as_str())? {
+            self.settings_changed(&args.session_id, &session, false)
+                .await?;
+        }
+        Ok(SetSessionModelResponse::new())
+    }
+
+    /// Sets the session's model to the offered model `id`; whether it
+    /// changed.
+    fn set_model(&self, session: &Session, id: &str) -> Result<bool, Error> {
+        let mut s = lock(&session.settings);
+        let offered = self.offered_models(&s.model);
+        let Some(model) = offered.iter().find(|m| m.id() == id) else {
+            let ids: Vec<String> = offered.iter().map(ModelRef::id).collect();
+            return Err(invalid_params(format!(
+                "unknown model {id:?}; this session offers {}",
+                ids.join(", ")
+            )));
+        };
+        let changed = s.model != *model;
+        s.model = model.clone();
+        Ok(changed)
     }
 
     /// `session/set_mode`.
@@ -149,19 +216,7 @@ impl CodingAgent {
                 mode_changed = set_mode(&session, value.as_str())?;
                 mode_changed
             }
-            "model" => {
-                let model = ModelRef::parse(value.as_str()).map_err(invalid_params)?;
-                if self.config.provider(model.provider).is_none() {
-                    return Err(invalid_params(format!(
-                        "provider {} is not configured",
-                        model.provider.prefix()
-                    )));
-                }
-                let mut s = lock(&session.settings);
-                let changed = s.model != model;
-                s.model = model;
-                changed
-            }
+            "model" => self.set_model(&session, value.as_str())?,
             other => {
                 return Err(invalid_params(format!("unknown config option {other:?}")));
             }
@@ -198,6 +253,14 @@ impl CodingAgent {
         self.notify(session_id, ConfigOptionUpdate::new(options))
             .await;
         stored.map_err(super::store_error)
+    }
+}
+
+/// Which API serves `m`, as the model's description.
+fn provider_name(m: &ModelRef) -> &'static str {
+    match m.provider {
+        ProviderKind::OpenAi => "OpenAI-compatible API",
+        ProviderKind::Anthropic => "Anthropic API",
     }
 }
 

@@ -8,6 +8,10 @@
 //! it. A turn that cannot be stored stops, says so in a message to the user
 //! and answers with an error; so does a model failure that retries did not
 //! cure, with the provider's message.
+//!
+//! A turn that ends with a stop reason reports `usage` in its result: the
+//! tokens all its model calls read and wrote (compaction included), when the
+//! provider reported them.
 
 use super::commands::{SlashCommand, init_prompt};
 use super::model_call::{CallFailure, ModelFailure, Show};
@@ -74,6 +78,7 @@ impl CodingAgent {
         };
         *lock(&session.turn) = Some(cancel.clone());
         lock(&session.journal).clear();
+        *lock(&session.turn_usage) = None;
         let mcp_errors = std::mem::take(&mut *lock(&session.mcp_errors));
         for e in mcp_errors {
             self.send(&sid, SessionUpdate::agent_message(format!("⚠️ {e}\n\n")))
@@ -183,11 +188,19 @@ impl CodingAgent {
             }
             (Err(TurnError::Model(f)), Ok(())) => Err(f.to_rpc()),
             (Err(TurnError::Store(e)), Ok(())) => Err(e.to_rpc()),
-            (Ok(stop), Ok(())) => Ok(PromptResponse::new(if cancel.is_cancelled() {
-                StopReason::Cancelled
-            } else {
-                stop
-            })),
+            (Ok(stop), Ok(())) => {
+                let stop = if cancel.is_cancelled() {
+                    StopReason::Cancelled
+                } else {
+                    stop
+                };
+                let mut response = PromptResponse::new(stop);
+                if let Some(u) = lock(&session.turn_usage).take() {
+                    let total = u.input.saturating_add(u.output);
+                    response = response.usage(Usage::new(total, u.input, u.output));
+                }
+                Ok(response)
+            }
         }
     }
 

@@ -35,6 +35,7 @@
 //! | `run-permission CMD…` | an `execute` tool call `` `CMD` `` (`rawInput.command`), then a permission request; reports the outcome |
 //! | `edit-permission FILE [long]` | an `edit` tool call for FILE in the cwd whose permission request carries the diff (200 changed lines with `long`); reports the outcome |
 //! | `tool-progress` | a `search` tool call pending, in progress, then (at the gate) completed with "3 matches" |
+//! | `which-model` | "Running on MODEL", the session's model (`fast` or `smart`) |
 //! | anything else | "You said: TEXT" |
 //!
 //! "The gate" is the file `ACP_TEST_AGENT_GATE` names: those turns wait
@@ -63,6 +64,13 @@
 //! answers two pages (`sess-a`, `sess-b`, then `sess-c`); every turn ends
 //! with a `usage_update` (1000 tokens more per turn of 20000, cost 0.25 USD
 //! per turn).
+//!
+//! `ACP_TEST_AGENT_MODELS=1` offers the session model selector (the unstable
+//! `models`): `session/new`, `load` and `resume` answer with the models
+//! `fast` and `smart`, the current one being the model the config option
+//! `model` also shows; `session/set_model` switches it (an unknown id is
+//! -32602) and, with the extras, sends a `config_option_update`; every
+//! prompt result carries `usage` (120 tokens in and 30 out per turn).
 
 use acp::schema::*;
 use acp::{
@@ -135,6 +143,24 @@ impl Extras {
 
 /// A line longer than the client's 64 MiB limit.
 const TOO_LONG: usize = 64 * 1024 * 1024 + 16;
+
+fn models_on() -> bool {
+    env_flag("ACP_TEST_AGENT_MODELS")
+}
+
+/// The session model selector (`ACP_TEST_AGENT_MODELS=1`), with `current`
+/// in use.
+fn models_state(current: &str) -> Option<SessionModelState> {
+    models_on().then(|| {
+        SessionModelState::new(
+            current,
+            vec![
+                ModelInfo::new("fast", "Fast model").description("Quick answers"),
+                ModelInfo::new("smart", "Smart model"),
+            ],
+        )
+    })
+}
 
 fn extras_on() -> bool {
     env_flag("ACP_TEST_AGENT_EXTRAS")
@@ -500,6 +526,10 @@ impl TestAgent {
                 }
                 std::future::pending::<()>().await;
             }
+            "which-model" => {
+                let model = self.extras.lock().unwrap().model.clone();
+                self.say(s, &format!("Running on {model}\n")).await?;
+            }
             _ => self.say(s, &format!("You said: {text}\n")).await?,
         }
         Ok(StopReason::EndTurn)
@@ -606,8 +636,11 @@ impl Agent for TestAgent {
             self.sessions.fetch_add(1, Ordering::Relaxed) + 1
         ));
         self.cwds.lock().unwrap().insert(id.clone(), req.cwd);
+        let models = models_state(&self.extras.lock().unwrap().model);
         if !extras_on() {
-            return Ok(NewSessionResponse::new(id));
+            let mut response = NewSessionResponse::new(id);
+            response.models = models;
+            return Ok(response);
         }
         // The commands follow the answer, as the protocol has it.
         let conn = self.conn.clone();
@@ -625,9 +658,11 @@ impl Agent for TestAgent {
                 .await;
         });
         let extras = self.extras.lock().unwrap();
-        Ok(NewSessionResponse::new(id)
+        let mut response = NewSessionResponse::new(id)
             .modes(extras.modes())
-            .config_options(extras.config_options()))
+            .config_options(extras.config_options());
+        response.models = models;
+        Ok(response)
     }
 
     async fn list_sessions(
@@ -720,7 +755,9 @@ impl Agent for TestAgent {
         self.send(s, SessionUpdate::user_message("earlier question"))
             .await?;
         self.say(s, "earlier answer\n").await?;
-        Ok(LoadSessionResponse::new())
+        let mut response = LoadSessionResponse::new();
+        response.models = models_state(&self.extras.lock().unwrap().model);
+        Ok(response)
     }
 
     async fn resume_session(
@@ -733,7 +770,9 @@ impl Agent for TestAgent {
             .lock()
             .unwrap()
             .insert(req.session_id.clone(), req.cwd);
-        Ok(ResumeSessionResponse::new())
+        let mut response = ResumeSessionResponse::new();
+        response.models = models_state(&self.extras.lock().unwrap().model);
+        Ok(response)
     }
 
     async fn prompt(
@@ -759,7 +798,32 @@ impl Agent for TestAgent {
                 .await?;
         }
         log(&format!("stop {stop}"));
-        Ok(PromptResponse::new(stop))
+        let mut response = PromptResponse::new(stop);
+        response.usage = models_on().then(|| Usage::new(150, 120, 30));
+        Ok(response)
+    }
+
+    async fn set_session_model(
+        &self,
+        req: SetSessionModelRequest,
+        _cx: RequestContext<AgentSide>,
+    ) -> Result<SetSessionModelResponse, Error> {
+        log(&format!("session/set_model {}", req.model_id));
+        let id = req.model_id.to_string();
+        if !models_on() || !["fast", "smart"].contains(&id.as_str()) {
+            return Err(Error::new(ErrorCode::INVALID_PARAMS, "unknown model"));
+        }
+        let options = {
+            let mut extras = self.extras.lock().unwrap();
+            extras.model = id;
+            extras.config_options()
+        };
+        if extras_on() {
+            let update = ConfigOptionUpdate::new(options);
+            self.send(&req.session_id, SessionUpdate::ConfigOptionUpdate(update))
+                .await?;
+        }
+        Ok(SetSessionModelResponse::new())
     }
 
     async fn cancel(

@@ -181,7 +181,7 @@ impl Flat for ElicitationScope {
 
 impl<'de> Deserialize<'de> for ElicitationScope {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut rest = crate::RawObject::deserialize(d)?.0;
+        let mut rest = crate::RawObject::deserialize(d)?.into_vec();
         Self::take(&mut rest)
     }
 }

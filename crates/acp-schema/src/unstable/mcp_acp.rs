@@ -200,7 +200,7 @@ impl Serialize for McpOutcome {
 
 impl<'de> Deserialize<'de> for McpOutcome {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut rest = crate::RawObject::deserialize(d)?.0;
+        let mut rest = crate::RawObject::deserialize(d)?.into_vec();
         Self::take(&mut rest)
     }
 }
