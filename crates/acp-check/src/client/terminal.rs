@@ -162,7 +162,7 @@ async fn run_in(cx: &mut ClientCx, tool: &str, dir: &std::path::Path) {
             let same = |a: &std::path::Path, b: &std::path::Path| {
                 a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
             };
-            let o = if same(std::path::Path::new(printed), &dir) {
+            let o = if same(std::path::Path::new(printed), dir) {
                 Outcome::pass()
             } else {
                 Outcome::fail(format!(
