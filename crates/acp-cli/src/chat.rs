@@ -194,10 +194,13 @@ pub async fn run(agent: ChosenAgent, mut args: ChatArgs) -> Result<u8, Failure> 
                 if resumed {
                     t.note(sessions::RESUMED_NOTE);
                 }
+                // The hint gets a line of its own, so a long agent command
+                // wraps on its line and the hint always reads whole.
                 t.note(&format!(
-                    "acp chat with {label}, session {}. /help lists commands; Ctrl-D quits.",
+                    "acp chat with {label}, session {}.",
                     chat.opened.session_id
                 ));
+                t.note("/help lists commands; Ctrl-D quits.");
                 t.note(setup.policy_state());
                 t.note(&setup.sandbox_state);
             });
