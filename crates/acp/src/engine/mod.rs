@@ -673,8 +673,8 @@ async fn read_loop<H: Handler>(
                 }
                 router.route(bytes).await;
             }
-            Ok(Some(Frame::TooLong { size })) => {
-                router.too_long(size, options.max_message_size).await;
+            Ok(Some(Frame::TooLong { size, head })) => {
+                router.too_long(size, options.max_message_size, head).await;
             }
             Ok(None) => return Ok(()),
             Err(e) => return Err(ConnectionError::Io(Arc::new(e))),
