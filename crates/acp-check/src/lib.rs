@@ -26,11 +26,12 @@
 //!   grouped by area, rendered as text, JSON or JUnit XML, and filtered by
 //!   `--only`/`--skip`, `--expect` (skips of claimed features fail) and
 //!   `--baseline` (known failures do not fail the run).
-//! - **For `acp check client`** (not built yet) the checker will be an
-//!   agent: `acp` substitutes `{agent}` in the client's command line with a
-//!   command that runs its own scripted agent over the same [`wire`], which
-//!   exercises every client method, judges each answer and hands its results
-//!   back over a file.
+//! - **For `acp check client`** the checker is the agent: `acp`
+//!   substitutes `{agent}` in the client's command line with a script that
+//!   runs a relay ([`client::relay`]) back to the judging process over a
+//!   Unix socket, so the scripted agent runs here over the same [`wire`],
+//!   exercises every client method in the first prompt turn and judges each
+//!   answer. The list is [`client::CHECKS`].
 //!
 //! What it does not do: judge what an agent *says* (models differ), or
 //! check the unstable parts of the protocol.
@@ -38,6 +39,7 @@
 
 pub mod agent;
 pub mod catalog;
+pub mod client;
 pub mod process;
 pub mod report;
 pub mod strict;

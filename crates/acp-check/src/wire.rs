@@ -174,6 +174,8 @@ pub struct Wire {
     /// The method of every request sent and not yet answered, by id.
     pending: Arc<Mutex<HashMap<String, String>>>,
     answer: Option<Answer>,
+    /// Requests from the peer are handed over unanswered (the checker is the agent).
+    manual: bool,
     next_id: i64,
     closed: bool,
 }
@@ -248,6 +250,7 @@ impl Wire {
             incoming,
             pending: Arc::default(),
             answer: None,
+            manual: false,
             next_id: 1,
             closed: false,
         }
@@ -257,6 +260,21 @@ impl Wire {
     /// they are answered -32601).
     pub fn answer_with(&mut self, answer: Answer) {
         self.answer = Some(answer);
+    }
+
+    /// Hands the peer's requests over unanswered from now on: the caller
+    /// answers them (with [`respond`](Self::respond)).
+    pub fn answer_manually(&mut self) {
+        self.manual = true;
+    }
+
+    /// Answers the peer's request `id` with a `result`, or an `error` object.
+    pub fn respond(&self, id: &Value, answer: Result<Value, Value>) -> usize {
+        let msg = match answer {
+            Ok(result) => serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(error) => serde_json::json!({"jsonrpc": "2.0", "id": id, "error": error}),
+        };
+        self.send_line(&msg.to_string())
     }
 
     /// The run's log.
@@ -377,7 +395,9 @@ impl Wire {
             value: value.clone(),
             findings,
         });
-        if let Some(Envelope::Request { id, method }) = &envelope {
+        if let Some(Envelope::Request { id, method }) = &envelope
+            && !self.manual
+        {
             self.answer_request(id.clone(), method.clone(), value.as_ref());
         }
         Some(Received {

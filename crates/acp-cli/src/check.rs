@@ -4,6 +4,7 @@
 
 use crate::exit::Failure;
 use acp_check::agent::{self, AgentOptions};
+use acp_check::client::{self, ClientOptions};
 use acp_check::{Filters, Report};
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -22,6 +23,17 @@ pub struct CheckArgs {
 pub enum CheckSide {
     /// Judge an agent through a full life: `acp check agent -- AGENT [ARGS…]`.
     Agent(AgentCheckArgs),
+    /// Judge a client through one prompt turn: `acp check client --
+    /// CLIENT … {agent} …` (`{agent}` is replaced by the checking agent's
+    /// command).
+    Client(ClientCheckArgs),
+    /// The checking agent of `acp check client` (started by the client under
+    /// test through `{agent}`): relays its stdin and stdout to the judge.
+    #[command(name = "__agent", hide = true)]
+    Relay {
+        /// The judge's socket.
+        socket: PathBuf,
+    },
 }
 
 /// How the report is written on standard output.
@@ -97,6 +109,43 @@ pub struct AgentCheckArgs {
     pub command: Vec<String>,
 }
 
+/// Arguments of `acp check client`.
+#[derive(Debug, Args)]
+#[command(after_help = CLIENT_HELP)]
+pub struct ClientCheckArgs {
+    /// The options of every `acp check`.
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// How long each request may take, and how long the client may take to
+    /// start the agent and to send its prompt, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub timeout: f64,
+    /// How soon after the interrupt the client must send `session/cancel`,
+    /// in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub cancel_within: f64,
+    /// Do not send SIGINT to the client at the end of the turn; wait for a
+    /// person to cancel it instead (an interactive client's stop button).
+    #[arg(long)]
+    pub no_interrupt: bool,
+    /// The client's command line, with `{agent}` where it takes the agent's
+    /// command.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CLIENT"
+    )]
+    pub command: Vec<String>,
+}
+
+const CLIENT_HELP: &str = "\
+{agent} is replaced by the path of a script that runs the checking agent: as a whole word
+as it is, inside a longer word shell-quoted. The client runs in a temporary directory
+(its workspace); everything happens in its first prompt turn, so a headless client needs
+a prompt on its command line and an interactive one needs one prompt typed:
+
+    acp check client -- acp exec --agent {agent} --approve-all hello";
+
 fn seconds(value: f64, name: &str) -> Result<Duration, Failure> {
     Duration::try_from_secs_f64(value)
         .ok()
@@ -126,6 +175,14 @@ fn filters(common: &CommonArgs) -> Result<Filters, Failure> {
 pub async fn run(args: CheckArgs) -> Result<u8, Failure> {
     match args.side {
         CheckSide::Agent(args) => run_agent(args).await,
+        CheckSide::Client(args) => run_client(args).await,
+        CheckSide::Relay { socket } => {
+            let relayed = tokio::task::spawn_blocking(move || client::relay::run(&socket))
+                .await
+                .map_err(|e| Failure::agent(format!("the relay stopped: {e}")))?;
+            relayed.map_err(|e| Failure::agent(e.to_string()))?;
+            Ok(crate::exit::OK)
+        }
     }
 }
 
@@ -152,6 +209,36 @@ async fn run_agent(args: AgentCheckArgs) -> Result<u8, Failure> {
     opts.trace = args.common.trace.clone();
     opts.filters = filters(&args.common)?;
     let report = agent::run(opts)
+        .await
+        .map_err(|e| Failure::usage(format!("cannot run the checks: {e}")))?;
+    write_report(&report, &args.common)
+}
+
+async fn run_client(args: ClientCheckArgs) -> Result<u8, Failure> {
+    if args.common.list {
+        print!("{}", acp_check::catalog::markdown(client::CHECKS));
+        return Ok(crate::exit::OK);
+    }
+    if args.command.is_empty() {
+        return Err(Failure::usage(
+            "acp check client takes the client's command line after --: acp check client -- CLIENT … {agent} …",
+        ));
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| Failure::usage(format!("cannot find the acp executable: {e}")))?;
+    let relay = vec![
+        exe.display().to_string(),
+        "check".to_string(),
+        "__agent".to_string(),
+    ];
+    let mut opts = ClientOptions::new(args.command.clone(), relay);
+    client::substitute(&opts.command, "agent").map_err(Failure::usage)?;
+    opts.timeout = seconds(args.timeout, "--timeout")?;
+    opts.cancel_within = seconds(args.cancel_within, "--cancel-within")?;
+    opts.interrupt = !args.no_interrupt;
+    opts.trace = args.common.trace.clone();
+    opts.filters = filters(&args.common)?;
+    let report = client::run(opts)
         .await
         .map_err(|e| Failure::usage(format!("cannot run the checks: {e}")))?;
     write_report(&report, &args.common)

@@ -24,6 +24,8 @@
 //!   requirements.txt`) when not installed yet. [`Peer::available`] skips a
 //!   test, with one line on standard error, when the peer's runtime (`node`,
 //!   `python3`) is missing, unless `ACP_INTEROP=require` makes that a failure;
+//! - [`acpx()`]: acpx, a client others wrote, pinned in `interop/acpx`, for
+//!   `acp check client` (`crates/acp-cli/tests/interop_check_client.rs`);
 //! - [`Sandbox`]: a temporary directory with a session directory and a log
 //!   file, and commands run in it with a time limit ([`run`]).
 //!
@@ -44,8 +46,10 @@ use nix::fcntl::{Flock, FlockArg};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
+mod acpx;
 mod peer;
 
+pub use acpx::acpx;
 pub use peer::{Peer, Programs, shell_quote};
 
 /// How long one program run by a test may take before it is killed.

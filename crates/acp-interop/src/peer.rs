@@ -100,14 +100,14 @@ pub const MODE_VAR: &str = "ACP_INTEROP";
 
 /// What to do when a peer's runtime is missing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub(crate) enum Mode {
     /// Skip the peer's tests, saying so (`ACP_INTEROP` unset or empty).
     SkipMissing,
     /// Fail them (`ACP_INTEROP=require`).
     Require,
 }
 
-fn mode() -> Mode {
+pub(crate) fn mode() -> Mode {
     match std::env::var(MODE_VAR).as_deref() {
         Err(_) | Ok("") => Mode::SkipMissing,
         Ok("require") => Mode::Require,
@@ -116,7 +116,7 @@ fn mode() -> Mode {
 }
 
 /// Whether `program --version` runs; `Err` says why not.
-fn runs(program: &str) -> Result<String, String> {
+pub(crate) fn runs(program: &str) -> Result<String, String> {
     match Command::new(program)
         .arg("--version")
         .stdin(Stdio::null())
@@ -199,7 +199,7 @@ impl Programs {
     }
 }
 
-fn run_install_step(command: &mut Command, what: &str) -> Result<(), String> {
+pub(crate) fn run_install_step(command: &mut Command, what: &str) -> Result<(), String> {
     let out = command
         .stdin(Stdio::null())
         .output()
