@@ -68,7 +68,7 @@ async fn line_reader(data: &[u8]) {
     {
         match frame {
             Frame::Message(line) => assert!(!line.is_empty() && line.len() <= 64),
-            Frame::TooLong { size } => assert!(size > 64),
+            Frame::TooLong { size, .. } => assert!(size > 64),
         }
     }
 }

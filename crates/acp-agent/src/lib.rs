@@ -65,7 +65,7 @@ pub fn connect(
     let seen = dropped.clone();
     let before = options.on_dropped.clone();
     let options = options.on_dropped(move |d| {
-        if matches!(d, acp::Dropped::TooLong { .. }) {
+        if matches!(d, acp::Dropped::TooLong { id: None, .. }) {
             seen.record();
         }
         if let Some(before) = &before {

@@ -1,8 +1,8 @@
 //! A 70 MiB file read through the client: over the 64 MiB a message may
 //! take. The agent asks only for the lines that fit and tells the model how
 //! to read on; an editor that answers with the whole file anyway (its answer
-//! is dropped by the connection) fails the tool call instead of hanging the
-//! turn; a line that could never fit in a message is refused at once.
+//! is dropped by the connection, which tells the read it answered by its
+//! id) fails the tool call instead of hanging the turn; a line that could never fit in a message is refused at once.
 
 mod support;
 
@@ -111,8 +111,8 @@ async fn an_editor_answering_with_the_whole_70_mib_fails_the_read_not_the_turn()
     let (r, result) = read_through_client(client, &cwd, json!({"path": "big.log"})).await;
     assert_eq!(r.client.rec.reads.lock().unwrap().len(), 1);
     let expected = format!(
-        "could not read {}: the editor's answer was longer than one message may be (64.0 MiB) \
-         and was dropped; read fewer lines at a time with line and limit",
+        "could not read {}: the editor's answer was 70.7 MiB, longer than one message may be \
+         (64.0 MiB), and was dropped; read fewer lines at a time with line and limit",
         cwd.join("big.log").display()
     );
     assert!(result.contains(&expected), "{result}");

@@ -15,10 +15,21 @@
 //!   its `\n` but with a `\r` before it, if any) is never buffered whole: its
 //!   bytes are discarded up to the next `\n` and it is reported as
 //!   [`Frame::TooLong`] with its full size. Reading then goes on normally.
+//!   While its bytes pass, a small streaming scan notes the line's
+//!   top-level `id` and whether it is a request or a response
+//!   ([`LineHead`]), so that the caller can still answer or fail the one
+//!   request it belongs to. An `"id"` inside a nested value or a string is
+//!   never taken for it, and the id may come last.
 //! * At end of input, a final non-blank line without `\n` is still returned.
 //!
-//! This module does not parse JSON, check that a line is valid UTF-8, or
-//! decide what to do with an over-long message: that is up to the caller.
+//! This module does not parse JSON (beyond that scan of skipped lines),
+//! check that a line is valid UTF-8, or decide what to do with an over-long
+//! message: that is up to the caller.
+
+mod head;
+
+use head::Skim;
+pub use head::{LineHead, LineKind};
 
 use std::io;
 
@@ -40,7 +51,7 @@ const WRITE_BUFFER_SIZE: usize = 64 * 1024;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// One unit of input produced by [`LineReader::next_frame`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Frame<'a> {
     /// A non-blank line, without its line ending and without a leading
     /// byte order mark. The bytes are not checked to be UTF-8 or JSON.
@@ -50,6 +61,9 @@ pub enum Frame<'a> {
     TooLong {
         /// The full length of the line in bytes, without the `\n`.
         size: usize,
+        /// The line's top-level `id` and kind, as far as the scan of its
+        /// discarded bytes could tell.
+        head: LineHead,
     },
 }
 
@@ -63,7 +77,7 @@ enum Found {
         to: usize,
     },
     /// An over-long line of this many bytes.
-    TooLong(usize),
+    TooLong(usize, LineHead),
     /// End of input, nothing left.
     Eof,
 }
@@ -90,8 +104,9 @@ pub struct LineReader<R> {
     spill: Vec<u8>,
     /// The last frame returned borrows `spill`; clear it on the next call.
     spill_returned: bool,
-    /// Set while skipping an over-long line: the number of bytes seen so far.
-    discarding: Option<usize>,
+    /// Set while skipping an over-long line: the number of bytes seen so
+    /// far, and the scan of them.
+    discarding: Option<(usize, Skim)>,
     eof: bool,
 }
 
@@ -129,7 +144,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         loop {
             let (in_spill, from, to) = match self.next_line().await? {
                 Found::Eof => return Ok(None),
-                Found::TooLong(size) => return Ok(Some(Frame::TooLong { size })),
+                Found::TooLong(size, head) => return Ok(Some(Frame::TooLong { size, head })),
                 Found::Line { in_spill, from, to } => (in_spill, from, to),
             };
             match content_range(&self.source(in_spill)[from..to]) {
@@ -180,13 +195,15 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         let (from, to) = (self.start, newline);
         self.consume_to(newline + 1);
         let segment_len = to - from;
-        if let Some(seen) = self.discarding.take() {
-            return Some(Found::TooLong(seen + segment_len));
+        if let Some((seen, mut skim)) = self.discarding.take() {
+            skim.feed(&self.buf[from..to]);
+            return Some(Found::TooLong(seen + segment_len, skim.finish()));
         }
         let size = self.spill.len() + segment_len;
         if size > self.max_message_size {
+            let head = self.skim(from, to).finish();
             self.clear_spill();
-            return Some(Found::TooLong(size));
+            return Some(Found::TooLong(size, head));
         }
         if self.spill.is_empty() {
             return Some(Found::Line {
@@ -204,8 +221,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         let (from, to) = (self.start, self.end);
         self.consume_to(to);
         let segment_len = to - from;
-        if let Some(seen) = self.discarding.take() {
-            return Found::TooLong(seen + segment_len);
+        if let Some((seen, mut skim)) = self.discarding.take() {
+            skim.feed(&self.buf[from..to]);
+            return Found::TooLong(seen + segment_len, skim.finish());
         }
         if segment_len == 0 && self.spill.is_empty() {
             return Found::Eof;
@@ -234,17 +252,27 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// limit, so that an over-long line is never held in memory.
     fn check_partial_size(&mut self) {
         let pending = self.end - self.start;
-        if let Some(seen) = self.discarding.as_mut() {
+        if let Some((seen, skim)) = self.discarding.as_mut() {
             *seen += pending;
+            skim.feed(&self.buf[self.start..self.end]);
             self.consume_to(self.end);
             return;
         }
         let size = self.spill.len() + pending;
         if size > self.max_message_size {
-            self.discarding = Some(size);
+            let skim = self.skim(self.start, self.end);
+            self.discarding = Some((size, skim));
             self.clear_spill();
             self.consume_to(self.end);
         }
+    }
+
+    /// A scan of the line so far: the spill buffer, then `buf[from..to]`.
+    fn skim(&self, from: usize, to: usize) -> Skim {
+        let mut skim = Skim::new();
+        skim.feed(&self.spill);
+        skim.feed(&self.buf[from..to]);
+        skim
     }
 
     /// Ensures there is free space at the end of the read buffer, moving a
@@ -388,12 +416,10 @@ mod tests {
         data.extend_from_slice(b"\n");
         let mut reader = LineReader::new(&data[..], 2 * SHRINK_THRESHOLD);
         let first = reader.next_frame().await.expect("read");
-        assert_eq!(
+        assert!(matches!(
             first,
-            Some(Frame::TooLong {
-                size: 3 * SHRINK_THRESHOLD
-            })
-        );
+            Some(Frame::TooLong { size, .. }) if size == 3 * SHRINK_THRESHOLD
+        ));
         assert!(reader.spill.capacity() <= SHRINK_THRESHOLD);
     }
 }

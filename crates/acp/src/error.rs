@@ -36,6 +36,20 @@ pub enum ConnectionError {
         /// How many bytes were waiting for the peer.
         queued: usize,
     },
+    /// The peer's response was longer than
+    /// [`ConnectionOptions::max_message_size`] and was skipped unread; the
+    /// request it answered fails with this (the connection goes on). The
+    /// runtime ties such a line to its request by the line's top-level `id`;
+    /// one whose id it could not find fails nothing (see
+    /// [`Dropped::TooLong`](crate::Dropped::TooLong)).
+    ///
+    /// [`ConnectionOptions::max_message_size`]: crate::ConnectionOptions::max_message_size
+    TooLong {
+        /// The response's length in bytes.
+        size: usize,
+        /// The connection's limit in bytes.
+        limit: usize,
+    },
 }
 
 impl ConnectionError {
@@ -61,6 +75,11 @@ impl fmt::Display for ConnectionError {
                 "the peer read nothing for {} s while {queued} bytes waited for it; connection closed",
                 waited.as_secs_f64()
             ),
+            ConnectionError::TooLong { size, limit } => write!(
+                f,
+                "the peer's answer of {size} bytes was over the limit of {limit} bytes \
+                 for one message and was dropped"
+            ),
         }
     }
 }
@@ -72,7 +91,9 @@ impl std::error::Error for ConnectionError {
             ConnectionError::Io(e) => Some(e.as_ref()),
             ConnectionError::Protocol(e) => Some(e),
             ConnectionError::Serialize(e) => Some(e.as_ref()),
-            ConnectionError::Closed | ConnectionError::Stalled { .. } => None,
+            ConnectionError::Closed
+            | ConnectionError::Stalled { .. }
+            | ConnectionError::TooLong { .. } => None,
         }
     }
 }

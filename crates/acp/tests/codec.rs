@@ -65,7 +65,7 @@ async fn collect<R: AsyncRead + Unpin>(mut reader: LineReader<R>) -> Vec<Out> {
     while let Some(frame) = reader.next_frame().await.expect("read failed") {
         out.push(match frame {
             Frame::Message(bytes) => Out::Msg(bytes.to_vec()),
-            Frame::TooLong { size } => Out::TooLong(size),
+            Frame::TooLong { size, .. } => Out::TooLong(size),
         });
     }
     // End of input stays end of input.

@@ -89,7 +89,7 @@ async fn each_dropped_message_is_reported_in_order_with_the_notifications() {
     let expected: Vec<String> = vec![
         "update one".into(),
         format!(
-            "dropped TooLong {{ size: {}, limit: {LIMIT} }}",
+            "dropped TooLong {{ size: {}, limit: {LIMIT}, id: None }}",
             too_long.len()
         ),
         r#"dropped BadNotification { method: "session/update", reason: "update.content: invalid type: integer `42`, expected a map" }"#.into(),
@@ -126,6 +126,12 @@ fn reports_read_as_sentences() {
         Dropped::TooLong {
             size: 300,
             limit: 256,
+            id: None,
+        },
+        Dropped::TooLong {
+            size: 300,
+            limit: 256,
+            id: Some(RequestId::Str("7".into())),
         },
         Dropped::Unparsable {
             reason: "EOF while parsing".into(),
@@ -143,6 +149,7 @@ fn reports_read_as_sentences() {
         shown,
         [
             "a message of 300 bytes, over the limit of 256 bytes, was skipped",
+            r#"a message of 300 bytes with id "7", over the limit of 256 bytes, was skipped"#,
             "a line that is not JSON: EOF while parsing",
             "not a JSON-RPC message: a response needs an `id`",
             "a session/update notification with bad params: update: missing field `sessionUpdate`",

@@ -525,7 +525,7 @@ async fn responses_to_unknown_ids_are_dropped_silently() {
 }
 
 #[tokio::test]
-async fn an_over_long_line_is_refused_and_the_next_one_served() {
+async fn an_over_long_line_is_refused_under_its_id_and_the_next_one_served() {
     let mut peer = peer_with(ConnectionOptions::default().max_message_size(1024));
     let filler = "x".repeat(2000);
     let long =
@@ -535,7 +535,7 @@ async fn an_over_long_line_is_refused_and_the_next_one_served() {
         &mut peer,
         &long,
         &format!(
-            r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"Invalid request","data":"message of {size} bytes exceeds the limit of 1024 bytes"}}}}"#
+            r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":-32600,"message":"Invalid request","data":"message of {size} bytes exceeds the limit of 1024 bytes"}}}}"#
         ),
     )
     .await;
@@ -550,14 +550,15 @@ async fn an_over_long_line_is_refused_and_the_next_one_served() {
         got.starts_with(r#"{"jsonrpc":"2.0","id":3,"result":{"f":"yyy"#),
         "{got}"
     );
-    // Several over-long lines in one write, then a valid one.
+    // Several over-long lines in one write, then a valid one; the one
+    // without an id is answered under the null id.
     let burst = format!("{long}\n{long}\r\n{}\n", "z".repeat(5000));
     peer.send_bytes(burst.as_bytes()).await;
-    for size in [size, size + 1, 5000] {
+    for (id, size) in [("1", size), ("1", size + 1), ("null", 5000)] {
         assert_eq!(
             peer.recv().await,
             format!(
-                r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"Invalid request","data":"message of {size} bytes exceeds the limit of 1024 bytes"}}}}"#
+                r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32600,"message":"Invalid request","data":"message of {size} bytes exceeds the limit of 1024 bytes"}}}}"#
             )
         );
     }

@@ -301,6 +301,12 @@ impl Agent for CodingAgent {
         args: NewSessionRequest,
         cx: RequestContext<AgentSide>,
     ) -> Result<NewSessionResponse, Error> {
+        // The runtime runs a handler's first step on the connection's reader.
+        // Everything of a new session (its settings, the store, its local
+        // host) goes on in the request's own task instead, so a burst of
+        // `session/new` costs the reader only their decoding and a prompt or
+        // a cancel behind them is read at once.
+        tokio::task::yield_now().await;
         self.create_session(args, &cx).await
     }
 

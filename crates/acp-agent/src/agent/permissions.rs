@@ -6,7 +6,7 @@ use super::scope::{self, Scope};
 use super::settings::Mode;
 use super::{CodingAgent, Session, lock};
 use crate::llm::ToolCallRequest;
-use crate::tools::{ToolEnv, ToolOutcome};
+use crate::tools::{AskError, ToolEnv, ToolOutcome};
 use acp::schema::*;
 
 impl CodingAgent {
@@ -67,9 +67,9 @@ impl CodingAgent {
             ),
         ];
         let req = RequestPermissionRequest::new(env.session_id.clone(), tool_call, options);
-        let answer = tokio::select! {
-            a = self.conn.request_permission(req) => a,
-            _ = env.cancel.cancelled() => return Err(ToolOutcome::cancelled("Cancelled.")),
+        let answer = match env.ask(self.conn.request_permission(req)).await {
+            Err(AskError::Cancelled) => return Err(ToolOutcome::cancelled("Cancelled.")),
+            answer => answer,
         };
         let chosen = match answer {
             Ok(r) => match r.outcome.selected_option() {

@@ -3,7 +3,7 @@
 //! otherwise on disk, atomically. Writes and edits are computed first as a
 //! [`FileChange`], so the user can be shown the diff before allowing it.
 
-use super::{ToolEnv, ToolInput, ToolOutcome, code_block, resolve, typed};
+use super::{AskError, ToolEnv, ToolInput, ToolOutcome, code_block, resolve, typed};
 use crate::llm::{ToolSpec, truncate};
 use acp::schema::*;
 use serde::Deserialize;
@@ -112,9 +112,8 @@ pub const DEFAULT_READ_LINES: u32 = 2000;
 pub const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Asks the client for `path` (from `line`, at most `limit` lines). Fails,
-/// instead of waiting for ever, when the connection drops a line of the
-/// client's for being over its size limit meanwhile: that may have been the
-/// answer.
+/// instead of waiting for ever, when the answer is over the connection's
+/// size limit, or the turn is cancelled (see [`ToolEnv::ask`]).
 async fn ask_client(
     env: &ToolEnv,
     path: &Path,
@@ -128,17 +127,13 @@ async fn ask_client(
     if let Some(n) = limit {
         req = req.limit(n);
     }
-    let dropped = env.dropped.next();
-    tokio::select! {
-        answer = env.conn.read_text_file(req) => answer
-            .map(|r| r.content)
-            .map_err(|e| format!("could not read {}: {e}", path.display())),
-        () = dropped => Err(format!(
-            "could not read {}: the editor's answer was longer than one message may be \
-             ({}) and was dropped; read fewer lines at a time with line and limit",
-            path.display(),
-            mib(env.dropped.limit() as u64)
+    match env.ask(env.conn.read_text_file(req)).await {
+        Ok(answer) => Ok(answer.content),
+        Err(AskError::TooLong(e)) => Err(format!(
+            "could not read {}: {e}; read fewer lines at a time with line and limit",
+            path.display()
         )),
+        Err(e) => Err(format!("could not read {}: {e}", path.display())),
     }
 }
 
@@ -168,7 +163,7 @@ pub async fn read_text(env: &ToolEnv, path: &Path) -> Result<String, String> {
 }
 
 /// `bytes` in MiB, to one decimal.
-fn mib(bytes: u64) -> String {
+pub(crate) fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
 }
 
@@ -281,8 +276,7 @@ async fn write_text(env: &ToolEnv, path: &Path, content: &str) -> Result<(), Str
     if env.client_write {
         let req =
             WriteTextFileRequest::new(env.session_id.clone(), path.display().to_string(), content);
-        env.conn
-            .write_text_file(req)
+        env.ask(env.conn.write_text_file(req))
             .await
             .map(|_| ())
             .map_err(|e| format!("could not write {}: {e}", path.display()))

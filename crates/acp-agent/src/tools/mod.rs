@@ -230,16 +230,101 @@ pub struct ToolEnv {
     /// Files and commands of the agent's own, when the client offers none.
     pub local: Arc<Local>,
     /// The client's lines dropped for being over the connection's size
-    /// limit: a read waiting for its answer gives up when one arrives.
+    /// limit whose request the connection could not tell: a request waiting
+    /// for its answer gives up when one arrives.
     pub dropped: DroppedAnswers,
     /// Cancelled when the turn is cancelled.
     pub cancel: CancellationToken,
 }
 
+/// How long a clean-up request to the client (killing or releasing a
+/// terminal after a cancel or a timeout) may take before it is given up.
+pub const CLEANUP_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Why a request to the client ended without an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AskError {
+    /// The turn was cancelled while it waited (the request was withdrawn
+    /// with `$/cancel_request`).
+    Cancelled,
+    /// The answer was over the connection's size limit and was dropped; the
+    /// message says so, for the user and the model.
+    TooLong(String),
+    /// It failed; the message says why, for the user and the model.
+    Failed(String),
+}
+
+impl std::fmt::Display for AskError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AskError::Cancelled => f.write_str("cancelled"),
+            AskError::TooLong(message) | AskError::Failed(message) => f.write_str(message),
+        }
+    }
+}
+
+impl ToolEnv {
+    /// Awaits `call`, a request to the client, without ever waiting for
+    /// ever on a misbehaving client: it ends when the turn is cancelled, and
+    /// when the connection drops a line of the client's that was over the
+    /// size limit and could not be tied to a request (it may have been this
+    /// answer). An over-long answer the connection could tie to this request
+    /// fails it at once ([`acp::ConnectionError::TooLong`]).
+    pub async fn ask<T>(
+        &self,
+        call: impl std::future::Future<Output = Result<T, acp::ConnectionError>>,
+    ) -> Result<T, AskError> {
+        let dropped = self.dropped.next();
+        tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Err(AskError::Cancelled),
+            answer = call => answer.map_err(|e| self.failure(&e)),
+            () = dropped => Err(self.dropped_unknown()),
+        }
+    }
+
+    /// Like [`ask`](Self::ask) for clean-up after the turn was cancelled or
+    /// a command timed out: not ended by the cancel, but given up after
+    /// [`CLEANUP_WAIT`].
+    pub async fn ask_to_clean_up<T>(
+        &self,
+        call: impl std::future::Future<Output = Result<T, acp::ConnectionError>>,
+    ) -> Result<T, AskError> {
+        let dropped = self.dropped.next();
+        tokio::select! {
+            answer = call => answer.map_err(|e| self.failure(&e)),
+            () = dropped => Err(self.dropped_unknown()),
+            () = tokio::time::sleep(CLEANUP_WAIT) => Err(AskError::Failed(format!(
+                "the editor did not answer within {} s", CLEANUP_WAIT.as_secs()
+            ))),
+        }
+    }
+
+    fn failure(&self, err: &acp::ConnectionError) -> AskError {
+        match err {
+            acp::ConnectionError::TooLong { size, limit } => AskError::TooLong(format!(
+                "the editor's answer was {}, longer than one message may be ({}), and was dropped",
+                files::mib(*size as u64),
+                files::mib(*limit as u64)
+            )),
+            other => AskError::Failed(other.to_string()),
+        }
+    }
+
+    /// A line dropped whose request is not known: maybe this answer.
+    fn dropped_unknown(&self) -> AskError {
+        AskError::TooLong(format!(
+            "the editor's answer was longer than one message may be ({}) and was dropped",
+            files::mib(self.dropped.limit() as u64)
+        ))
+    }
+}
+
 /// Counts the lines from the client that were longer than the connection
-/// allows and were skipped unread (see [`acp::Dropped::TooLong`]). Such a
-/// line may have been the answer a tool waits for, which would then never
-/// come; a tool waiting for the client watches this and fails instead.
+/// allows, were skipped unread, and could not be tied to a request by their
+/// id (see [`acp::Dropped::TooLong`]). Such a line may have been the answer
+/// a tool waits for, which would then never come; a request to the client
+/// ([`ToolEnv::ask`]) watches this and fails instead.
 #[derive(Debug, Clone)]
 pub struct DroppedAnswers {
     seen: Arc<tokio::sync::watch::Sender<u64>>,

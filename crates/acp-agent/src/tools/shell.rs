@@ -6,7 +6,6 @@
 
 use super::{ToolEnv, ToolInput, ToolOutcome, code_block, typed};
 use crate::llm::ToolSpec;
-use acp::AgentSideConnection;
 use acp::schema::*;
 use acp_host::Terminals;
 use serde::Deserialize;
@@ -61,7 +60,7 @@ pub(super) async fn run(
     call_id: &ToolCallId,
 ) -> ToolOutcome {
     let host = if env.client_terminal {
-        Host::Client(&env.conn)
+        Host::Client(env)
     } else {
         match env.local.terminals() {
             Ok(terminals) => Host::Local(terminals),
@@ -71,10 +70,13 @@ pub(super) async fn run(
     run_in(env, host, command, timeout, call_id).await
 }
 
-/// Where a command runs: both speak `terminal/*`.
+/// Where a command runs: both speak `terminal/*`. Requests to a client
+/// terminal end with the turn's cancel or an over-long answer
+/// ([`ToolEnv::ask`]); the clean-up after a cancel or a timeout (kill,
+/// release) is given up after [`CLEANUP_WAIT`](super::CLEANUP_WAIT).
 #[derive(Clone, Copy)]
 enum Host<'a> {
-    Client(&'a AgentSideConnection),
+    Client(&'a ToolEnv),
     Local(&'a Terminals),
 }
 
@@ -86,7 +88,10 @@ fn message(e: impl std::fmt::Display) -> String {
 impl Host<'_> {
     async fn create(&self, req: CreateTerminalRequest) -> Result<TerminalId, String> {
         let response = match self {
-            Host::Client(conn) => conn.create_terminal(req).await.map_err(message)?,
+            Host::Client(env) => env
+                .ask(env.conn.create_terminal(req))
+                .await
+                .map_err(message)?,
             Host::Local(t) => t.create(req).await.map_err(|e| e.message)?,
         };
         Ok(response.terminal_id)
@@ -94,7 +99,7 @@ impl Host<'_> {
 
     async fn wait(&self, req: WaitForTerminalExitRequest) -> Option<TerminalExitStatus> {
         match self {
-            Host::Client(conn) => conn.wait_for_terminal_exit(req).await.ok(),
+            Host::Client(env) => env.ask(env.conn.wait_for_terminal_exit(req)).await.ok(),
             Host::Local(t) => t.wait_for_exit(req).await.ok(),
         }
         .map(|r| r.exit_status())
@@ -102,22 +107,29 @@ impl Host<'_> {
 
     async fn kill(&self, req: KillTerminalRequest) {
         let _ = match self {
-            Host::Client(conn) => conn.kill_terminal(req).await.map(|_| ()).map_err(message),
+            Host::Client(env) => env
+                .ask_to_clean_up(env.conn.kill_terminal(req))
+                .await
+                .map(|_| ())
+                .map_err(message),
             Host::Local(t) => t.kill(req).await.map(|_| ()).map_err(|e| e.message),
         };
     }
 
     async fn output(&self, req: TerminalOutputRequest) -> Result<TerminalOutputResponse, String> {
         match self {
-            Host::Client(conn) => conn.terminal_output(req).await.map_err(message),
+            Host::Client(env) => env
+                .ask(env.conn.terminal_output(req))
+                .await
+                .map_err(message),
             Host::Local(t) => t.output(&req).map_err(|e| e.message),
         }
     }
 
     async fn release(&self, req: ReleaseTerminalRequest) {
         let _ = match self {
-            Host::Client(conn) => conn
-                .release_terminal(req)
+            Host::Client(env) => env
+                .ask_to_clean_up(env.conn.release_terminal(req))
                 .await
                 .map(|_| ())
                 .map_err(message),
@@ -197,6 +209,8 @@ async fn run_in(
             }
         }
     };
+    // The wait itself ends with the cancel, maybe before the branch above.
+    cancelled |= exit.is_none() && env.cancel.is_cancelled();
     if exit.is_none() {
         host.kill(KillTerminalRequest::new(
             session.clone(),

@@ -84,7 +84,14 @@ pub struct TestClient {
     /// Answer reads with the whole file, whatever `line` and `limit` say
     /// (a careless editor).
     pub whole_files: Arc<std::sync::atomic::AtomicBool>,
+    /// Methods answered with more than the 64 MiB one message may take.
+    pub oversize: Arc<Mutex<Vec<&'static str>>>,
+    /// Methods never answered (a hung editor).
+    pub silent: Arc<Mutex<Vec<&'static str>>>,
 }
+
+/// Bytes of padding that put an answer over the 64 MiB limit.
+pub const OVERSIZE: usize = 65 * 1024 * 1024;
 
 impl TestClient {
     pub fn new(choice: &str) -> Self {
@@ -92,6 +99,20 @@ impl TestClient {
             rec: Arc::new(Recorded::default()),
             permission_choice: Arc::new(Mutex::new(choice.into())),
             whole_files: Arc::default(),
+            oversize: Arc::default(),
+            silent: Arc::default(),
+        }
+    }
+
+    /// Whether `method` is to be answered over the size limit.
+    fn oversized(&self, method: &str) -> bool {
+        self.oversize.lock().unwrap().contains(&method)
+    }
+
+    /// Never returns if `method` is to be left unanswered.
+    async fn maybe_hang(&self, method: &str) {
+        if self.silent.lock().unwrap().contains(&method) {
+            std::future::pending::<()>().await;
         }
     }
 }
@@ -112,8 +133,15 @@ impl Client for TestClient {
         _cx: RequestContext<ClientSide>,
     ) -> Result<RequestPermissionResponse, Error> {
         self.rec.permissions.lock().unwrap().push(args);
+        self.maybe_hang("session/request_permission").await;
         let choice = self.permission_choice.lock().unwrap().clone();
-        Ok(RequestPermissionResponse::selected(choice))
+        let answer = RequestPermissionResponse::selected(choice);
+        if self.oversized("session/request_permission") {
+            let pad = json!({"pad": "p".repeat(OVERSIZE)});
+            let meta: Meta = serde_json::from_value(pad).unwrap();
+            return Ok(answer.meta(meta));
+        }
+        Ok(answer)
     }
 
     async fn read_text_file(
@@ -168,6 +196,7 @@ impl Client for TestClient {
             .lock()
             .unwrap()
             .push(args.clone());
+        self.maybe_hang("terminal/create").await;
         let mut cmd = tokio::process::Command::new(&args.command);
         cmd.args(&args.args)
             .stdout(std::process::Stdio::piped())
@@ -246,7 +275,11 @@ impl Client for TestClient {
     ) -> Result<TerminalOutputResponse, Error> {
         let terms = self.rec.terminals.lock().unwrap();
         let t = &terms[args.terminal_id.as_str()];
-        let mut r = TerminalOutputResponse::new(t.output.lock().unwrap().clone(), false);
+        let mut output = t.output.lock().unwrap().clone();
+        if self.oversized("terminal/output") {
+            output.push_str(&"o".repeat(OVERSIZE));
+        }
+        let mut r = TerminalOutputResponse::new(output, false);
         if let Some((code, sig)) = t.exit.as_ref().and_then(|rx| rx.borrow().clone()) {
             let mut st = TerminalExitStatus::default();
             st.exit_code = code;

@@ -25,6 +25,11 @@ pub(super) enum Reply {
     Result(Box<RawValue>),
     Error(Box<Error>),
     Malformed(Box<str>),
+    /// The response was over the size limit and skipped.
+    TooLong {
+        size: usize,
+        limit: usize,
+    },
     Closed,
 }
 
@@ -34,6 +39,7 @@ impl From<Payload<'_>> for Reply {
             Payload::Result(raw) => Reply::Result(raw.to_owned()),
             Payload::Error(err) => Reply::Error(Box::new(err)),
             Payload::Malformed(message) => Reply::Malformed(message.into()),
+            Payload::TooLong { size, limit } => Reply::TooLong { size, limit },
         }
     }
 }
@@ -51,6 +57,7 @@ impl Reply {
                 path: String::new(),
                 message: message.into(),
             })),
+            Reply::TooLong { size, limit } => Err(ConnectionError::TooLong { size, limit }),
             Reply::Closed => Err(closed()),
         }
     }

@@ -1,6 +1,6 @@
 //! Reporting what the peer sent that never reached a handler.
 
-use acp_schema::Error;
+use acp_schema::{Error, RequestId};
 use std::fmt;
 use std::sync::Arc;
 
@@ -16,14 +16,21 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Dropped {
-    /// A line longer than the size limit. It was answered with -32600 and
-    /// skipped unread, so whatever it carried (an update, a request, a
-    /// response) is lost.
+    /// A line longer than the size limit, skipped unread, so whatever it
+    /// carried is lost. While skipping it the reader looks for its top-level
+    /// `id` (see [`codec::LineHead`](crate::codec::LineHead)): a response
+    /// with a found id fails the request it answers with
+    /// [`ConnectionError::TooLong`](crate::ConnectionError::TooLong), a
+    /// request with a found id is answered with -32600 under that id. Any
+    /// other line is answered with -32600 under the null id; if it was a
+    /// response, the request it answered waits on.
     TooLong {
         /// The line's length in bytes.
         size: usize,
         /// The connection's limit in bytes.
         limit: usize,
+        /// The id of the request or response, when the reader found it.
+        id: Option<RequestId>,
     },
     /// A line that is not JSON; answered with -32700.
     Unparsable {
@@ -73,9 +80,22 @@ impl Dropped {
 impl fmt::Display for Dropped {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Dropped::TooLong { size, limit } => write!(
+            Dropped::TooLong {
+                size,
+                limit,
+                id: None,
+            } => write!(
                 f,
                 "a message of {size} bytes, over the limit of {limit} bytes, was skipped"
+            ),
+            Dropped::TooLong {
+                size,
+                limit,
+                id: Some(id),
+            } => write!(
+                f,
+                "a message of {size} bytes with id {id}, over the limit of {limit} bytes, \
+                 was skipped"
             ),
             Dropped::Unparsable { reason } => write!(f, "a line that is not JSON: {reason}"),
             Dropped::Invalid { reason } => write!(f, "not a JSON-RPC message: {reason}"),

@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, debug_span, warn};
 
 use super::classify::{Fast, Incoming, classify, classify_fast};
+use crate::codec::{LineHead, LineKind};
 
 tokio::task_local! {
     /// Set while a notification handler of the connection with this id runs.
@@ -41,6 +42,11 @@ pub(super) enum Payload<'a> {
     Error(Error),
     /// A response-shaped message that did not parse.
     Malformed(String),
+    /// A response over the size limit, skipped unread.
+    TooLong {
+        size: usize,
+        limit: usize,
+    },
 }
 
 /// The state of one incoming request, shared by the engine and the
@@ -292,16 +298,31 @@ impl<H: Handler> Router<H> {
         }
     }
 
-    /// A line over the size limit: answered with -32600 and reported.
-    pub(super) async fn too_long(&self, size: usize, limit: usize) {
-        warn!(size, limit, "skipping an over-long message");
-        self.reply_error(
-            &RequestId::Null,
-            Error::invalid_request().data(format!(
-                "message of {size} bytes exceeds the limit of {limit} bytes"
-            )),
-        );
-        self.report(Dropped::TooLong { size, limit }).await;
+    /// A line over the size limit. A response whose id the codec found
+    /// fails the request it answers; a request whose id it found is answered
+    /// with -32600 under that id; anything else is answered with -32600 under
+    /// the null id. Each is reported.
+    pub(super) async fn too_long(&self, size: usize, limit: usize, head: LineHead) {
+        let detail = format!("message of {size} bytes exceeds the limit of {limit} bytes");
+        let id = match (head.kind, head.id) {
+            (LineKind::Response, Some(id)) => {
+                warn!(size, limit, %id, "skipping an over-long response; its request fails");
+                self.on_response(id.clone(), Payload::TooLong { size, limit })
+                    .await;
+                Some(id)
+            }
+            (LineKind::Request, Some(id)) => {
+                warn!(size, limit, %id, "refusing an over-long request");
+                self.reply_error(&id, Error::invalid_request().data(detail));
+                Some(id)
+            }
+            _ => {
+                warn!(size, limit, "skipping an over-long message");
+                self.reply_error(&RequestId::Null, Error::invalid_request().data(detail));
+                None
+            }
+        };
+        self.report(Dropped::TooLong { size, limit, id }).await;
     }
 
     /// Tells the `on_dropped` callback, in order on the notification lane.

@@ -142,7 +142,9 @@ const DEFAULT_OUTPUT_STALL_TIMEOUT: Duration = Duration::from_secs(60);
 #[non_exhaustive]
 pub struct ConnectionOptions {
     /// The longest line accepted, in bytes (default 64 MiB). A longer line is
-    /// answered with an error and skipped; the connection lives on.
+    /// skipped unread and the connection lives on; a response among them
+    /// fails the request it answers, a request is answered with an error
+    /// (see [`Dropped::TooLong`]).
     pub max_message_size: usize,
     /// How many bytes of outgoing lines may wait for the writer before
     /// notifications and late responses wait for room (default 256 KiB).
@@ -673,8 +675,8 @@ async fn read_loop<H: Handler>(
                 }
                 router.route(bytes).await;
             }
-            Ok(Some(Frame::TooLong { size })) => {
-                router.too_long(size, options.max_message_size).await;
+            Ok(Some(Frame::TooLong { size, head })) => {
+                router.too_long(size, options.max_message_size, head).await;
             }
             Ok(None) => return Ok(()),
             Err(e) => return Err(ConnectionError::Io(Arc::new(e))),

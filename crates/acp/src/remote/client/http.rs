@@ -313,7 +313,7 @@ async fn send_all(shared: &Arc<Shared>, from_engine: &mut FromEngine) -> io::Res
     // The first message: initialize, answered in the POST's body.
     let first = match from_engine.next_frame().await.map_err(read_error)? {
         Some(Frame::Message(line)) => line.to_vec(),
-        Some(Frame::TooLong { size }) => {
+        Some(Frame::TooLong { size, .. }) => {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("the first message is {size} bytes, over the limit"),

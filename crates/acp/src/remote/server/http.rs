@@ -237,7 +237,7 @@ impl HttpConnection {
                         return;
                     }
                 }
-                Ok(Some(Frame::TooLong { size })) => {
+                Ok(Some(Frame::TooLong { size, .. })) => {
                     warn!(target: "acp::remote", id = %self.info.id, size, "the agent wrote a message over the size limit; dropped");
                 }
                 Ok(None) | Err(_) => {

@@ -277,7 +277,7 @@ async fn write_client(
                     writing.counts.sent.fetch_add(1, Ordering::Relaxed);
                     Message::text(String::from_utf8_lossy(line).into_owned())
                 }
-                Ok(Some(Frame::TooLong { size })) => {
+                Ok(Some(Frame::TooLong { size, .. })) => {
                     warn!(target: "acp::remote", size, "the agent wrote a message over the size limit; dropped");
                     continue;
                 }
