@@ -18,26 +18,29 @@ use crate::config::ChosenAgent;
 use crate::exec::{Interrupted, Session, Setup, spawn_agent, watch_interrupts};
 use crate::exit::{self, Failure};
 use crate::mentions::prompt_blocks;
-use crate::open::{How, OpenOptions, Opened, describe_value, parse_config_value};
+use crate::open::{How, OpenOptions, Opened};
 use crate::output::ChatOutput;
 use crate::permission::PermissionPolicy;
 use crate::render::Renderer;
 use crate::transcript::{Commands, Transcript};
 use crate::turn::{self, Cancelled, TurnEnd};
 use acp::schema::*;
-use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
-use rustyline::validate::{ValidationContext, ValidationResult};
 use rustyline::{Cmd, CompletionType, Editor, EventHandler, KeyCode, KeyEvent, Modifiers};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
-use std::sync::PoisonError;
+use std::path::PathBuf;
 use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::watch;
 
+mod commands;
+mod input;
 mod models;
+mod sessions;
+
+use input::ChatHelper;
+pub use input::{complete_command, complete_path, join_continued};
 
 /// The built-in slash commands and what they do.
 pub const BUILTINS: &[(&str, &str)] = &[
@@ -48,8 +51,14 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "[ID [VALUE]] list the config options, or set one (a boolean without VALUE is toggled)",
     ),
     ("model", "[ID] list the models, or switch to one"),
-    ("sessions", "list the agent's sessions"),
-    ("load", "ID load a session (its history is replayed)"),
+    (
+        "sessions",
+        "[N] this directory's sessions (title, age, prompts); choose one by number to open it",
+    ),
+    (
+        "load",
+        "ID load a session (its history is replayed), or resume it; a unique prefix will do",
+    ),
     (
         "permissions",
         "[revoke N|all] list the \"always\" answers given in this chat, or revoke one",
@@ -183,10 +192,7 @@ pub async fn run(agent: ChosenAgent, mut args: ChatArgs) -> Result<u8, Failure> 
             let resumed = chat.opened.how == How::Resumed;
             chat.transcript(|t| {
                 if resumed {
-                    t.note(
-                        "[session] resumed: the agent keeps the conversation but does not \
-                         replay it",
-                    );
+                    t.note(sessions::RESUMED_NOTE);
                 }
                 t.note(&format!(
                     "acp chat with {label}, session {}. /help lists commands; Ctrl-D quits.",
@@ -258,7 +264,7 @@ impl Chat<'_> {
     }
 
     fn say(&self, text: &str) {
-        self.transcript(|t| t.line(text));
+        self.transcript(|t| t.say(text));
     }
 
     /// Records the open session for `--continue` (a failure is a note).
@@ -269,6 +275,8 @@ impl Chat<'_> {
             agent: self.label.clone(),
             session_id: self.opened.session_id.to_string(),
             at: crate::recent::now(),
+            prompts: 0,
+            title: None,
         };
         if let Err(e) = crate::recent::record(path, entry) {
             self.transcript(|t| {
@@ -278,6 +286,21 @@ impl Chat<'_> {
                 ))
             });
         }
+    }
+
+    /// Counts a prompt sent in the session, for `/sessions` (a failure was
+    /// said when the session was recorded, so it is not repeated).
+    fn count_prompt(&self, text: &str) {
+        let Some(path) = &self.recent else { return };
+        let entry = crate::recent::Recent {
+            cwd: self.setup.cwd.to_string_lossy().into_owned(),
+            agent: self.label.clone(),
+            session_id: self.opened.session_id.to_string(),
+            at: crate::recent::now(),
+            prompts: 0,
+            title: None,
+        };
+        let _ = crate::recent::prompted(path, entry, text);
     }
 
     /// Takes the modes and config options of the session response.
@@ -310,12 +333,14 @@ impl Chat<'_> {
             commands: self.commands.clone(),
             roots,
         }));
-        // Alt-Enter inserts a line break (Enter after a trailing backslash
-        // too: see the validator).
-        editor.bind_sequence(
+        // Alt-Enter and Ctrl-J insert a line break (Enter after a trailing
+        // backslash too: see the validator).
+        for key in [
             KeyEvent(KeyCode::Enter, Modifiers::ALT),
-            EventHandler::Simple(Cmd::Newline),
-        );
+            KeyEvent(KeyCode::Char('J'), Modifiers::CTRL),
+        ] {
+            editor.bind_sequence(key, EventHandler::Simple(Cmd::Newline));
+        }
         let history = history_path();
         if let Some(path) = &history {
             let _ = editor.load_history(path);
@@ -400,6 +425,7 @@ impl Chat<'_> {
         while let Ok(Some(())) = tokio::time::timeout(Duration::ZERO, self.interrupts.recv()).await
         {
         }
+        self.count_prompt(text);
         let client = self.client().clone();
         client.begin_turn();
         let live = LiveTurn::begin(&self.output, use_color());
@@ -482,326 +508,6 @@ impl Chat<'_> {
             }
         }
     }
-
-    async fn command(&mut self, line: &str) -> Result<Next, Failure> {
-        let mut words = line.split_whitespace();
-        let name = words.next().unwrap_or("");
-        let rest: Vec<&str> = words.collect();
-        match name {
-            "quit" | "exit" => return Ok(Next::Quit),
-            "help" => self.help(),
-            "mode" => self.mode(rest.first().copied()).await?,
-            "config" => self.config(&rest).await?,
-            "model" => self.model(&rest).await?,
-            "sessions" => self.sessions().await?,
-            "permissions" => self.permissions(&rest),
-            "load" => match rest.first() {
-                Some(id) => self.load(id).await?,
-                None => self.error("usage: /load SESSION-ID"),
-            },
-            _ => {
-                let known = self
-                    .commands
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .iter()
-                    .any(|c| c.name == name);
-                if known {
-                    // Agent commands travel as ordinary prompt text.
-                    return self.turn(&format!("/{line}")).await;
-                }
-                self.error(&format!(
-                    "unknown command /{name}; /help lists the commands"
-                ));
-            }
-        }
-        Ok(Next::Continue)
-    }
-
-    /// `/permissions`: the "always" answers, numbered; `revoke N` or
-    /// `revoke all` forgets them.
-    fn permissions(&self, args: &[&str]) {
-        let client = self.client().clone();
-        match args {
-            [] => {
-                let list = client.remembered();
-                if list.is_empty() {
-                    self.say("No \"always\" answers in this chat.");
-                    return;
-                }
-                let mut text = String::from("Remembered answers:");
-                for (i, r) in list.iter().enumerate() {
-                    text.push_str(&format!("\n  {}) {r}", i + 1));
-                }
-                text.push_str("\n/permissions revoke N forgets one.");
-                self.say(&text);
-            }
-            ["revoke" | "forget", "all"] => {
-                client.forget_all();
-                self.say("Forgot every \"always\" answer.");
-            }
-            ["revoke" | "forget", n] => {
-                match n.parse::<usize>().ok().and_then(|n| n.checked_sub(1)) {
-                    Some(i) => match client.forget(i) {
-                        Some(r) => self.say(&format!("Forgot: {r}")),
-                        None => self.error(&format!("no answer {n}; /permissions lists them")),
-                    },
-                    None => self.error("usage: /permissions revoke N|all"),
-                }
-            }
-            _ => self.error("usage: /permissions, or /permissions revoke N|all"),
-        }
-    }
-
-    fn help(&self) {
-        let style = self.transcript(|t| t.style());
-        let mut text = style.bold("Commands:");
-        for (name, what) in BUILTINS {
-            text.push_str(&format!("\n  /{name:<10} {what}"));
-        }
-        let agent = self
-            .commands
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        if !agent.is_empty() {
-            text.push_str(&format!("\n{}", style.bold("The agent's commands:")));
-            for command in agent {
-                let hint = match &command.input {
-                    Some(AvailableCommandInput::Unstructured(u)) => format!(" {}", u.hint),
-                    _ => String::new(),
-                };
-                text.push_str(&format!(
-                    "\n  /{}{hint}  {}",
-                    command.name,
-                    style.dim(&command.description)
-                ));
-            }
-        }
-        text.push_str(&format!(
-            "\n{}\n  Tab completes commands and @paths; Up/Down walk the history; Alt-Enter, or \
-             Enter after a trailing \\, starts a new line; what you type during a turn waits \
-             in the input line until the turn ends; Ctrl-C cancels a turn (twice: kills the \
-             agent) or clears the line; Ctrl-D quits.",
-            style.bold("Keys:")
-        ));
-        self.say(&text);
-    }
-
-    async fn mode(&mut self, id: Option<&str>) -> Result<(), Failure> {
-        let (modes, current) = self.transcript(|t| (t.modes.clone(), t.current_mode.clone()));
-        let Some(id) = id else {
-            if modes.is_empty() {
-                self.say("The agent offers no session modes.");
-                return Ok(());
-            }
-            let mut text = String::from("Modes:");
-            for mode in &modes {
-                let mark = if current.as_ref() == Some(&mode.id) {
-                    "*"
-                } else {
-                    " "
-                };
-                text.push_str(&format!("\n {mark} {}  {}", mode.id, mode.name));
-                if let Some(d) = &mode.description {
-                    text.push_str(&format!(" — {d}"));
-                }
-            }
-            self.say(&text);
-            return Ok(());
-        };
-        if !modes.is_empty() && !modes.iter().any(|m| m.id.to_string() == id) {
-            let ids: Vec<String> = modes.iter().map(|m| m.id.to_string()).collect();
-            self.error(&format!("no mode {id}; the modes are {}", ids.join(", ")));
-            return Ok(());
-        }
-        let conn = self.opened.conn.clone();
-        let request = SetSessionModeRequest::new(self.opened.session_id.clone(), id);
-        if self
-            .request("session/set_mode", conn.set_session_mode(request))
-            .await?
-            .is_some()
-        {
-            self.transcript(|t| t.current_mode = Some(SessionModeId::new(id)));
-            self.say(&format!("Mode: {id}"));
-        }
-        Ok(())
-    }
-
-    async fn config(&mut self, args: &[&str]) -> Result<(), Failure> {
-        let options = self.transcript(|t| t.config_options.clone());
-        match args {
-            [] => {
-                if options.is_empty() {
-                    self.say("The agent offers no config options.");
-                    return Ok(());
-                }
-                let mut text = String::from("Config options:");
-                for option in &options {
-                    text.push_str(&format!(
-                        "\n  {} ({}): {}",
-                        option.id,
-                        option.name,
-                        describe_value(option)
-                    ));
-                }
-                self.say(&text);
-            }
-            [id] | [id, _] => {
-                let Some(option) = options.iter().find(|o| o.id.to_string() == *id) else {
-                    self.error(&format!("no config option {id}; /config lists them"));
-                    return Ok(());
-                };
-                let value = match (args.get(1), &option.kind) {
-                    (Some(text), _) => parse_config_value(option, text),
-                    // A boolean option alone is toggled.
-                    (None, SessionConfigKind::Boolean(b)) => Ok((!b.current_value).into()),
-                    (None, _) => {
-                        self.say(&format!("{id}: {}", describe_value(option)));
-                        return Ok(());
-                    }
-                };
-                let value = match value {
-                    Ok(value) => value,
-                    Err(why) => {
-                        self.error(&why);
-                        return Ok(());
-                    }
-                };
-                let conn = self.opened.conn.clone();
-                let request = SetSessionConfigOptionRequest::new(
-                    self.opened.session_id.clone(),
-                    option.id.clone(),
-                    value,
-                );
-                if let Some(response) = self
-                    .request(
-                        "session/set_config_option",
-                        conn.set_session_config_option(request),
-                    )
-                    .await?
-                {
-                    let now = response
-                        .config_options
-                        .iter()
-                        .find(|o| o.id == option.id)
-                        .map(describe_value)
-                        .unwrap_or_default();
-                    self.transcript(|t| t.config_options = response.config_options);
-                    self.say(&format!("{id}: {now}"));
-                }
-            }
-            _ => self.error(
-                "usage: /config, /config ID (shows it; toggles a boolean), or /config ID VALUE",
-            ),
-        }
-        Ok(())
-    }
-
-    /// Lists the agent's sessions, following `nextCursor` from page to
-    /// page (at most [`MAX_SESSION_PAGES`] pages; a cursor seen before ends
-    /// the listing).
-    async fn sessions(&mut self) -> Result<(), Failure> {
-        if self.opened.caps.session_capabilities.list.is_none() {
-            self.error("the agent does not list sessions");
-            return Ok(());
-        }
-        let conn = self.opened.conn.clone();
-        let mut sessions = Vec::new();
-        let mut cursor: Option<String> = None;
-        let mut seen = std::collections::HashSet::new();
-        let mut more = false;
-        for page in 0.. {
-            if page == MAX_SESSION_PAGES {
-                more = true;
-                break;
-            }
-            let mut request = ListSessionsRequest::new();
-            if let Some(cursor) = &cursor {
-                request = request.cursor(cursor.clone());
-            }
-            let Some(response) = self
-                .request("session/list", conn.list_sessions(request))
-                .await?
-            else {
-                if sessions.is_empty() {
-                    return Ok(());
-                }
-                more = true;
-                break;
-            };
-            sessions.extend(response.sessions);
-            match response.next_cursor {
-                Some(next) if seen.insert(next.clone()) => cursor = Some(next),
-                _ => break,
-            }
-        }
-        if sessions.is_empty() {
-            self.say("No sessions.");
-            return Ok(());
-        }
-        let mut text = String::from("Sessions:");
-        for info in &sessions {
-            let mark = if info.session_id == self.opened.session_id {
-                "*"
-            } else {
-                " "
-            };
-            text.push_str(&format!("\n {mark} {}", info.session_id));
-            if let Some(title) = &info.title {
-                text.push_str(&format!("  {title}"));
-            }
-            if let Some(at) = &info.updated_at {
-                text.push_str(&format!("  ({at})"));
-            }
-            text.push_str(&format!("  {}", info.cwd));
-        }
-        if more {
-            text.push_str("\n  (more sessions not shown)");
-        }
-        self.say(&text);
-        Ok(())
-    }
-
-    async fn load(&mut self, id: &str) -> Result<(), Failure> {
-        if !self.opened.caps.load_session {
-            self.error("the agent cannot load sessions");
-            return Ok(());
-        }
-        let conn = self.opened.conn.clone();
-        let mut request =
-            LoadSessionRequest::new(id, self.setup.cwd.to_string_lossy().into_owned());
-        if !self.setup.add_dirs.is_empty()
-            && self
-                .opened
-                .caps
-                .session_capabilities
-                .additional_directories
-                .is_some()
-        {
-            request = request.additional_directories(
-                self.setup
-                    .add_dirs
-                    .iter()
-                    .map(|d| d.to_string_lossy().into_owned())
-                    .collect::<Vec<_>>(),
-            );
-        }
-        self.say(&format!("Loading session {id}…"));
-        if let Some(response) = self
-            .request("session/load", conn.load_session(request))
-            .await?
-        {
-            self.opened.session_id = SessionId::new(id);
-            self.opened.modes = response.modes;
-            self.opened.config_options = response.config_options;
-            self.opened.models = response.models;
-            self.adopt_state();
-            self.remember_session();
-            self.transcript(|t| t.note(&format!("[session] {id}")));
-        }
-        Ok(())
-    }
 }
 
 /// The live area of one turn: started with the turn (with a ticker that
@@ -850,141 +556,10 @@ impl Drop for LiveTurn {
     }
 }
 
-/// A line as typed, with each backslash that ended a line (Enter after a
-/// trailing `\`) removed.
-pub fn join_continued(line: &str) -> String {
-    line.replace("\\\n", "\n")
-}
-
-/// Tab completion of slash commands (built-in and the agent's) and of
-/// `@` paths under the session's directories.
-struct ChatHelper {
-    commands: Commands,
-    /// The session's directory, then the added ones.
-    roots: Vec<PathBuf>,
-}
-
-impl ChatHelper {
-    fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = BUILTINS.iter().map(|(n, _)| (*n).to_owned()).collect();
-        names.extend(
-            self.commands
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .iter()
-                .map(|c| c.name.clone()),
-        );
-        names.sort();
-        names.dedup();
-        names
-    }
-}
-
-/// The completions of `line` up to `pos`: command names when the line is a
-/// slash followed by a partial name.
-pub fn complete_command(names: &[String], line: &str, pos: usize) -> Vec<String> {
-    let before = &line[..pos];
-    match before.strip_prefix('/') {
-        Some(partial) if !partial.contains(char::is_whitespace) => names
-            .iter()
-            .filter(|n| n.starts_with(partial))
-            .map(|n| format!("/{n} "))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The completions of an `@` path ending at `pos`: where the word starts
-/// and the candidates (display, replacement). Paths are relative to the
-/// first root where the directory part exists, or absolute; hidden files
-/// only when the name typed starts with a dot; directories end with `/`.
-pub fn complete_path(roots: &[PathBuf], line: &str, pos: usize) -> Option<(usize, Vec<Pair>)> {
-    let before = &line[..pos];
-    let start = before.rfind(char::is_whitespace).map_or(0, |i| {
-        i + before[i..].chars().next().map_or(1, char::len_utf8)
-    });
-    let partial = before[start..].strip_prefix('@')?;
-    let (dir_part, name_part) = match partial.rfind('/') {
-        Some(i) => (&partial[..=i], &partial[i + 1..]),
-        None => ("", partial),
-    };
-    let dir = if Path::new(dir_part).is_absolute() {
-        PathBuf::from(dir_part)
-    } else {
-        roots
-            .iter()
-            .map(|r| r.join(dir_part))
-            .find(|d| d.is_dir())?
-    };
-    let mut pairs: Vec<Pair> = std::fs::read_dir(&dir)
-        .ok()?
-        .filter_map(Result::ok)
-        .filter_map(|entry| {
-            let name = entry.file_name().into_string().ok()?;
-            if !name.starts_with(name_part)
-                || (name.starts_with('.') && !name_part.starts_with('.'))
-            {
-                return None;
-            }
-            let is_dir = entry.path().is_dir();
-            let shown = if is_dir { format!("{name}/") } else { name };
-            let replacement = if is_dir {
-                format!("@{dir_part}{shown}")
-            } else {
-                format!("@{dir_part}{shown} ")
-            };
-            Some(Pair {
-                display: shown,
-                replacement,
-            })
-        })
-        .collect();
-    pairs.sort_by(|a, b| a.display.cmp(&b.display));
-    Some((start, pairs))
-}
-
-impl Completer for ChatHelper {
-    type Candidate = Pair;
-
-    fn complete(
-        &self,
-        line: &str,
-        pos: usize,
-        _: &rustyline::Context<'_>,
-    ) -> rustyline::Result<(usize, Vec<Pair>)> {
-        if let Some(found) = complete_path(&self.roots, line, pos) {
-            return Ok(found);
-        }
-        let pairs = complete_command(&self.names(), line, pos)
-            .into_iter()
-            .map(|c| Pair {
-                display: c.trim_end().to_owned(),
-                replacement: c,
-            })
-            .collect();
-        Ok((0, pairs))
-    }
-}
-
-impl rustyline::hint::Hinter for ChatHelper {
-    type Hint = String;
-}
-impl rustyline::highlight::Highlighter for ChatHelper {}
-/// Enter after a trailing backslash goes on to a new line.
-impl rustyline::validate::Validator for ChatHelper {
-    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
-        Ok(if ctx.input().ends_with('\\') {
-            ValidationResult::Incomplete
-        } else {
-            ValidationResult::Valid(None)
-        })
-    }
-}
-impl rustyline::Helper for ChatHelper {}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::open::parse_config_value;
 
     #[test]
     fn completes_slash_commands() {

@@ -1,6 +1,6 @@
 //! The bottom of `acp chat`'s screen while a turn runs, the *live area*:
-//! the paragraph the agent is still writing, the tool calls still running,
-//! a status line (spinner, elapsed time, tokens and cost, what the agent
+//! the paragraph the agent is still writing, the agent's plan, the tool
+//! calls still running, a status line (spinner, elapsed time, tokens and cost, what the agent
 //! says it is doing) and the line the user is typing ahead.
 //!
 //! Everything above the live area is the transcript, which only grows:
@@ -29,6 +29,8 @@ pub struct Live {
     pub open: String,
     /// Whether the open text is a thought (dimmed).
     pub open_dim: bool,
+    /// The agent's plan: a heading, then one line per entry.
+    pub plan: Vec<String>,
     /// One line per running tool call.
     pub tools: Vec<String>,
     /// When the turn started.
@@ -51,6 +53,7 @@ impl Live {
         Live {
             open: String::new(),
             open_dim: false,
+            plan: Vec::new(),
             tools: Vec::new(),
             started: Instant::now(),
             usage: None,
@@ -82,10 +85,16 @@ impl Live {
 
     /// The rows to draw, each at most `width - 1` columns wide, at most
     /// `height - 1` of them: the open text (its last rows when it does not
-    /// fit), the tools, the status line, the input.
+    /// fit), the plan and the tools (their last rows), the status line,
+    /// the input.
     pub fn rows(&self, width: usize, height: usize, style: Style, now: Instant) -> Vec<String> {
         let cols = width.saturating_sub(1).max(10);
-        let mut tools: Vec<String> = self.tools.iter().map(|t| cut(t, cols)).collect();
+        let mut tools: Vec<String> = self
+            .plan
+            .iter()
+            .chain(&self.tools)
+            .map(|t| cut(t, cols))
+            .collect();
         let status = cut(&self.status_text(now), cols);
         let mut input = Vec::new();
         // The input line shows once something was typed.

@@ -25,6 +25,7 @@ pub mod elicit;
 pub mod exec;
 pub mod exit;
 pub mod login;
+pub mod markdown;
 pub mod mentions;
 pub mod mock;
 mod models;

@@ -69,8 +69,9 @@ struct State {
 struct Turn {
     live: Live,
     style: Style,
-    /// Rows of the live area on the screen now.
-    drawn: usize,
+    /// The width (in columns) of each row of the live area on the screen
+    /// now.
+    drawn: Vec<usize>,
     /// Questions that have the terminal.
     suspended: usize,
     /// The terminal's settings before the turn, restored after it.
@@ -81,24 +82,33 @@ struct Turn {
 
 impl Turn {
     /// Erases the live area; the cursor ends at the start of its first row.
+    ///
+    /// The terminal may have been resized since the rows were drawn (a
+    /// turn sees SIGWINCH only as a new size at its next draw). A terminal
+    /// that rewraps its lines when it gets narrower (tmux, VTE, kitty,
+    /// iTerm2, …) splits a drawn row wider than the new width into several,
+    /// so the rows to go up are counted at the width now.
     fn erase(&mut self, out: &mut impl Write) {
-        if self.drawn > 1 {
-            let _ = write!(out, "\x1b[{}A", self.drawn - 1);
+        let (cols, _) = screen_size();
+        let rows = screen_rows(&self.drawn, cols);
+        if rows > 1 {
+            let _ = write!(out, "\x1b[{}A", rows - 1);
         }
-        if self.drawn > 0 {
+        if rows > 0 {
             let _ = write!(out, "\r\x1b[J");
         }
-        self.drawn = 0;
+        self.drawn.clear();
     }
 
     /// Draws the live area where the cursor is (at the start of a line).
     fn draw(&mut self, out: &mut impl Write) {
-        let (width, height) = terminal_size::terminal_size_of(std::io::stdout())
-            .map(|(w, h)| (w.0 as usize, h.0 as usize))
-            .unwrap_or((80, 24));
+        let (width, height) = screen_size();
         let rows = self.live.rows(width, height, self.style, Instant::now());
         let _ = write!(out, "\x1b[?25l{}\x1b[?25h", rows.join("\r\n"));
-        self.drawn = rows.len();
+        self.drawn = rows
+            .iter()
+            .map(|r| crate::markdown::visible_width(r))
+            .collect();
         self.last_draw = Instant::now();
         self.dirty = false;
     }
@@ -109,6 +119,21 @@ impl Turn {
             self.draw(out);
         }
     }
+}
+
+/// The terminal's size (columns, rows); 80×24 when it cannot be told.
+fn screen_size() -> (usize, usize) {
+    terminal_size::terminal_size_of(std::io::stdout())
+        .map(|(w, h)| (w.0 as usize, h.0 as usize))
+        .filter(|(w, h)| *w > 0 && *h > 0)
+        .unwrap_or((80, 24))
+}
+
+/// How many screen rows lines `widths` columns wide take on a screen
+/// `cols` wide that rewraps them (an empty line takes one).
+pub fn screen_rows(widths: &[usize], cols: usize) -> usize {
+    let cols = cols.max(1);
+    widths.iter().map(|w| w.div_ceil(cols).max(1)).sum()
 }
 
 /// The terminal without echo or line editing, so that type-ahead is read
@@ -210,7 +235,7 @@ impl ChatOutput {
         let mut turn = Turn {
             live,
             style: Style::new(color),
-            drawn: 0,
+            drawn: Vec::new(),
             suspended: 0,
             saved,
             last_draw: Instant::now(),
@@ -472,6 +497,18 @@ impl Drop for ChatWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_are_counted_at_the_width_now() {
+        // Drawn 100 wide: an open line, a tool, the status line.
+        let drawn = [19, 45, 31];
+        assert_eq!(screen_rows(&drawn, 100), 3);
+        // Then 20 wide: the terminal split the two longer rows.
+        assert_eq!(screen_rows(&drawn, 20), 1 + 3 + 2);
+        // Exactly as wide as the screen: one row; empty rows count.
+        assert_eq!(screen_rows(&[20, 0], 20), 2);
+        assert_eq!(screen_rows(&[], 20), 0);
+    }
 
     /// A printer that records what it was given.
     struct Recorder(Sender<String>);

@@ -351,12 +351,18 @@ pub(crate) fn ask_permission(
         } else {
             String::new()
         };
-        text.push_str(&format!(
-            "  {}) {} {}{note}\n",
-            i + 1,
+        // Wrapped on word boundaries, under the option's name.
+        let lead = format!("  {}) ", i + 1);
+        let body = format!(
+            "{} {}{note}",
             option.name,
             style.dim(&format!("[{}]", option.kind))
-        ));
+        );
+        let cols = crate::markdown::terminal_columns().saturating_sub(1);
+        for row in crate::markdown::hanging(&lead, &body, cols) {
+            text.push_str(&row);
+            text.push('\n');
+        }
     }
     tty.write(&text);
     let prompt = if cut {

@@ -3,8 +3,9 @@
 //! a unique prefix of an ID.
 //!
 //! They are kept in `<state dir>/acp/sessions.jsonl`, one JSON object per
-//! line (`cwd`, `agent`, `sessionId`, `at` in seconds since the epoch),
-//! newest last, at most [`KEEP`] of them. The file is rewritten whole
+//! line (`cwd`, `agent`, `sessionId`, `at` in seconds since the epoch, and
+//! once a prompt was sent `prompts`, how many acp sent, and `title`, the
+//! first line of the first), newest last, at most [`KEEP`] of them. The file is rewritten whole
 //! through a temporary file renamed over it, so a crash leaves the old list
 //! or the new one, never half of one; two chats writing at once may lose
 //! one of their entries, not the file. A line that does not decode is
@@ -26,9 +27,22 @@ pub struct Recent {
     pub agent: String,
     /// The session.
     pub session_id: String,
-    /// When it was last opened, in seconds since the epoch.
+    /// When it was last opened or prompted, in seconds since the epoch.
     pub at: u64,
+    /// How many prompts acp sent in it (only those: not other clients').
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub prompts: u64,
+    /// The first line of the first prompt acp sent in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
 }
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The longest title kept, in characters.
+pub const TITLE_CHARS: usize = 80;
 
 /// Where the list is kept.
 pub fn path() -> Option<PathBuf> {
@@ -46,11 +60,49 @@ pub fn read(path: &Path) -> Vec<Recent> {
         .collect()
 }
 
-/// Records that `entry` was opened now: it moves to the end of the list.
+/// Records that `entry` was opened now: it moves to the end of the list,
+/// keeping the prompt count and title recorded before.
 pub fn record(path: &Path, entry: Recent) -> std::io::Result<()> {
+    rewrite(path, |list| {
+        let mut entry = entry;
+        if let Some(old) = take(list, &entry.agent, &entry.session_id) {
+            entry.prompts = entry.prompts.max(old.prompts);
+            entry.title = entry.title.or(old.title);
+        }
+        list.push(entry);
+    })
+}
+
+/// Records that acp sent `prompt` in the session `entry` names: one more
+/// prompt, and the title if it had none.
+pub fn prompted(path: &Path, entry: Recent, prompt: &str) -> std::io::Result<()> {
+    rewrite(path, |list| {
+        let mut entry = entry;
+        if let Some(old) = take(list, &entry.agent, &entry.session_id) {
+            entry.prompts = old.prompts;
+            entry.title = old.title;
+        }
+        entry.prompts += 1;
+        if entry.title.is_none() {
+            let first = prompt.lines().map(str::trim).find(|l| !l.is_empty());
+            entry.title = first.map(|l| l.chars().take(TITLE_CHARS).collect());
+        }
+        list.push(entry);
+    })
+}
+
+fn take(list: &mut Vec<Recent>, agent: &str, id: &str) -> Option<Recent> {
+    let at = list
+        .iter()
+        .position(|r| r.session_id == id && r.agent == agent)?;
+    Some(list.remove(at))
+}
+
+/// Changes the list with `change`, keeps the newest [`KEEP`], and writes it
+/// through a temporary file renamed over the old one.
+fn rewrite(path: &Path, change: impl FnOnce(&mut Vec<Recent>)) -> std::io::Result<()> {
     let mut list = read(path);
-    list.retain(|r| r.session_id != entry.session_id || r.agent != entry.agent);
-    list.push(entry);
+    change(&mut list);
     let skip = list.len().saturating_sub(KEEP);
     let mut text = String::new();
     for r in &list[skip..] {
@@ -117,6 +169,8 @@ mod tests {
             agent: agent.into(),
             session_id: id.into(),
             at: 1,
+            prompts: 0,
+            title: None,
         }
     }
 
@@ -141,6 +195,36 @@ mod tests {
         let list = read(&path);
         assert_eq!(list.len(), 3);
         assert_eq!(list.last().unwrap().session_id, "s1");
+    }
+
+    #[test]
+    fn prompts_are_counted_and_the_first_is_the_title() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions.jsonl");
+        record(&path, entry("/a", "x", "s1")).unwrap();
+        prompted(
+            &path,
+            entry("/a", "x", "s1"),
+            "\n  fix the parser  \nplease",
+        )
+        .unwrap();
+        prompted(&path, entry("/a", "x", "s1"), "and the tests").unwrap();
+        // Opening it again keeps both.
+        record(&path, entry("/a", "x", "s1")).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            "{\"cwd\":\"/a\",\"agent\":\"x\",\"sessionId\":\"s1\",\"at\":1,\"prompts\":2,\"title\":\"fix the parser\"}\n"
+        );
+        // A line written before these fields existed still reads.
+        std::fs::write(
+            &path,
+            "{\"cwd\":\"/a\",\"agent\":\"x\",\"sessionId\":\"s2\",\"at\":5}\n",
+        )
+        .unwrap();
+        let list = read(&path);
+        assert_eq!(list[0].prompts, 0);
+        assert_eq!(list[0].title, None);
     }
 
     #[test]

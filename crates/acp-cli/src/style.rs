@@ -53,6 +53,10 @@ impl Style {
     pub fn yellow_bold(&self, text: &str) -> String {
         self.paint("1;33", text)
     }
+    /// Underlined (links).
+    pub fn underline(&self, text: &str) -> String {
+        self.paint("4", text)
+    }
     /// Magenta (tool calls).
     pub fn magenta(&self, text: &str) -> String {
         self.paint("35", text)

@@ -2,7 +2,8 @@
 //! output. Agent text is committed line by line as it streams in, each line
 //! rendered as light markdown; thoughts are dimmed; tool calls show their
 //! kind, title, locations and how they ended; diffs are unified diffs; the
-//! plan is a checklist, reprinted when it changes.
+//! plan is a checklist: in the live area during a turn, updated in place
+//! and committed once when the turn ends; else reprinted when it changes.
 //!
 //! During a turn on a terminal, the bottom of the screen is the live area
 //! ([`crate::console`]): the line the agent is still writing appears there
@@ -17,15 +18,14 @@
 //! slash commands, the current mode, the config options and the last usage.
 
 use crate::console;
+use crate::markdown::{self, highlight, highlighter, inline};
 use crate::output::ChatOutput;
 use crate::style::Style;
 use acp::schema::*;
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use syntect::easy::HighlightLines;
-use syntect::highlighting::{Theme, ThemeSet};
-use syntect::parsing::SyntaxSet;
 
 /// At most this many lines of a terminal's output are printed at once
 /// while it runs; the rest of a larger burst is summarised.
@@ -76,6 +76,14 @@ pub struct Transcript {
     /// The live area, during a turn on a terminal.
     live: Option<ChatOutput>,
     last_plan: Option<Vec<(String, PlanEntryStatus)>>,
+    /// The plan is in the live area, not committed yet.
+    plan_held: bool,
+    /// Rows of a table still being written (drawn once it ends).
+    table: Vec<String>,
+    /// Links are OSC 8 hyperlinks ([`crate::markdown::hyperlinks`]).
+    hyperlinks: bool,
+    /// The width to lay text out for; the terminal's when `None`.
+    width: Option<usize>,
     /// The agent's slash commands.
     pub commands: Commands,
     /// The current mode, when the agent has modes.
@@ -106,6 +114,10 @@ impl Transcript {
             open_tools: Vec::new(),
             live: None,
             last_plan: None,
+            plan_held: false,
+            table: Vec::new(),
+            hyperlinks: color && markdown::hyperlinks(|k| std::env::var(k).ok()),
+            width: None,
             commands,
             current_mode: None,
             modes: Vec::new(),
@@ -119,6 +131,39 @@ impl Transcript {
     /// The styles in use.
     pub fn style(&self) -> Style {
         self.style
+    }
+
+    /// Lays text out for `width` columns rather than the terminal's width.
+    pub fn set_width(&mut self, width: usize) {
+        self.width = Some(width);
+    }
+
+    /// The columns text is laid out for: the terminal's (80 without one).
+    pub fn columns(&self) -> usize {
+        self.width.unwrap_or_else(markdown::terminal_columns)
+    }
+
+    /// `text` with each line wider than the terminal wrapped on word
+    /// boundaries, its continuation rows indented like the line.
+    pub fn wrap(&self, text: &str) -> String {
+        let cols = self.columns().saturating_sub(1).max(20);
+        text.split('\n')
+            .map(|line| {
+                if markdown::visible_width(line) <= cols {
+                    return line.to_owned();
+                }
+                let body = line.trim_start();
+                let lead = &line[..line.len() - body.len()];
+                markdown::hanging(lead, body, cols).join("\n")
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Prints `text` (command output, notes) wrapped to the terminal.
+    pub fn say(&mut self, text: &str) {
+        let text = self.wrap(text);
+        self.line(&text);
     }
 
     /// Shows the open line and the running tool calls in `output`'s live
@@ -141,10 +186,14 @@ impl Transcript {
     /// next, or at once when `draw`).
     fn sync_open(&mut self, draw: bool) {
         let Some(live) = &self.live else { return };
-        let open = match self.stream {
+        let mut open = match self.stream {
             Some(Stream::User) if !self.pending.is_empty() => format!("> {}", self.pending),
             _ => self.pending.clone(),
         };
+        if !self.table.is_empty() {
+            // A table is drawn once it ends; until then, as written.
+            open = format!("{}\n{open}", self.table.join("\n"));
+        }
         let dim = self.stream == Some(Stream::Thought);
         let f = |l: &mut console::Live| {
             l.open = open;
@@ -183,9 +232,33 @@ impl Transcript {
         for id in open {
             self.commit_tool(&id);
         }
+        if std::mem::take(&mut self.plan_held)
+            && let Some(entries) = self.last_plan.clone()
+        {
+            if let Some(live) = &self.live {
+                live.stage(|l| l.plan.clear());
+            }
+            let text = self.plan_text(&entries);
+            self.line(&text);
+        }
         if let Some(live) = &self.live {
             live.live(|l| l.agent_status = None);
         }
+    }
+
+    /// The plan as committed: a bold heading, then `[x]` done (green),
+    /// `[~]` in progress (yellow), `[ ]` pending.
+    fn plan_text(&self, entries: &[(String, PlanEntryStatus)]) -> String {
+        let mut text = self.style.bold("Plan:");
+        for (content, status) in entries {
+            let item = match status {
+                PlanEntryStatus::Completed => self.style.green(&format!("[x] {content}")),
+                PlanEntryStatus::InProgress => self.style.yellow(&format!("[~] {content}")),
+                _ => format!("[ ] {content}"),
+            };
+            text.push_str(&format!("\n  {item}"));
+        }
+        text
     }
 
     /// Commits a tool call's header (with its status now) and what it held.
@@ -264,9 +337,14 @@ impl Transcript {
         self.note(&format!("[status] {text}"));
     }
 
-    /// Prints a dimmed note line.
+    /// Prints a dimmed note, wrapped to the terminal.
     pub fn note(&mut self, text: &str) {
-        let text = self.style.dim(text);
+        let text = self
+            .wrap(text)
+            .split('\n')
+            .map(|row| self.style.dim(row))
+            .collect::<Vec<_>>()
+            .join("\n");
         self.line(&text);
     }
 
@@ -277,7 +355,30 @@ impl Transcript {
             self.sync_open(false);
             self.emit(&line);
         }
+        self.end_table();
         self.stream = None;
+    }
+
+    /// Draws the table being written, if any (a table's rows are held
+    /// until a line that is not one of them).
+    fn end_table(&mut self) {
+        if self.table.is_empty() {
+            return;
+        }
+        let rows = std::mem::take(&mut self.table);
+        self.sync_open(false);
+        let (style, hyperlinks) = (self.style, self.hyperlinks);
+        let inline = move |t: &str| inline(&markdown::links(t, hyperlinks, style), style);
+        let text = match markdown::table(&rows, self.columns(), style, &inline) {
+            Some(drawn) => drawn.join("\n"),
+            None => rows
+                .iter()
+                .map(|r| self.prose(r))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        };
+        let _ = writeln!(self.out, "{text}");
+        let _ = self.out.flush();
     }
 
     /// Shows one session update.
@@ -344,15 +445,18 @@ impl Transcript {
                 if self.last_plan.as_ref() == Some(&entries) {
                     return;
                 }
-                let mut text = self.style.bold("Plan:");
-                for (content, status) in &entries {
-                    let item = match status {
-                        PlanEntryStatus::Completed => self.style.green(&format!("[x] {content}")),
-                        PlanEntryStatus::InProgress => self.style.yellow(&format!("[~] {content}")),
-                        _ => format!("[ ] {content}"),
-                    };
-                    text.push_str(&format!("\n  {item}"));
+                if self.is_live()
+                    && let Some(live) = self.live.clone()
+                {
+                    // Updated in place; committed when the turn ends.
+                    self.break_line();
+                    let rows = plain_plan(&entries);
+                    live.live(|l| l.plan = rows);
+                    self.plan_held = true;
+                    self.last_plan = Some(entries);
+                    return;
                 }
+                let text = self.plan_text(&entries);
                 self.line(&text);
                 self.last_plan = Some(entries);
             }
@@ -432,8 +536,16 @@ impl Transcript {
         }
     }
 
-    /// Prints one complete line of streamed text in its stream's style.
+    /// Prints one complete line of streamed text in its stream's style
+    /// (the rows of a table are held until it ends).
     fn emit(&mut self, line: &str) {
+        let agent_text = !matches!(self.stream, Some(Stream::Thought | Stream::User));
+        if agent_text && !self.in_code && markdown::is_table_row(line) {
+            self.table.push(line.to_owned());
+            self.sync_open(true);
+            return;
+        }
+        self.end_table();
         let text = match self.stream {
             Some(Stream::Thought) => self.style.dim(line),
             Some(Stream::User) => self.style.bold(&format!("> {line}")),
@@ -458,10 +570,10 @@ impl Transcript {
             };
             return style.dim(line);
         }
-        if !style.enabled() {
-            return line.to_owned();
-        }
         if self.in_code {
+            if !style.enabled() {
+                return line.to_owned();
+            }
             if let Some(h) = &mut self.code
                 && let Some(text) = highlight(h, line)
             {
@@ -469,22 +581,37 @@ impl Transcript {
             }
             return style.cyan(line);
         }
+        // List items hang under their text, with or without colour.
+        if let Some((indent, marker, body)) = markdown::list_item(line) {
+            let marker = match marker {
+                "-" | "*" | "+" if style.enabled() => "•",
+                _ => marker,
+            };
+            let lead = format!("{indent}{marker} ");
+            let body = self.prose(body);
+            return markdown::hanging(&lead, &body, self.columns().saturating_sub(1)).join("\n");
+        }
+        if !style.enabled() {
+            return self.prose(line);
+        }
         let trimmed = line.trim_start();
         if trimmed.starts_with('#') {
             return style.bold(trimmed.trim_start_matches('#').trim_start());
         }
         if let Some(rest) = trimmed.strip_prefix("> ") {
-            return style.dim(&format!("│ {rest}"));
+            return style.dim(&format!("│ {}", self.prose(rest)));
         }
-        let indent = &line[..line.len() - trimmed.len()];
-        let (bullet, body) = match trimmed
-            .strip_prefix("- ")
-            .or_else(|| trimmed.strip_prefix("* "))
-        {
-            Some(body) => ("• ", body),
-            None => ("", trimmed),
-        };
-        format!("{indent}{bullet}{}", inline(body, style))
+        self.prose(line)
+    }
+
+    /// Inline markdown: links, and with colour `**bold**` and `` `code` ``.
+    fn prose(&self, text: &str) -> String {
+        let text = markdown::links(text, self.hyperlinks, self.style);
+        if self.style.enabled() {
+            inline(&text, self.style)
+        } else {
+            text
+        }
     }
 
     fn tool_head(&self, kind: &ToolKind, title: &str, status: &ToolCallStatus) -> String {
@@ -628,6 +755,21 @@ impl Transcript {
     }
 }
 
+/// The plan's rows in the live area, without colour.
+fn plain_plan(entries: &[(String, PlanEntryStatus)]) -> Vec<String> {
+    let mut rows = vec!["Plan:".to_owned()];
+    for (content, status) in entries {
+        let mark = match status {
+            PlanEntryStatus::Completed => "[x]",
+            PlanEntryStatus::InProgress => "[~]",
+            _ => "[ ]",
+        };
+        let content = content.split_whitespace().collect::<Vec<_>>().join(" ");
+        rows.push(format!("  {mark} {content}"));
+    }
+    rows
+}
+
 /// Usage for the status line: `1.2k/200k tokens · $0.05`.
 fn usage_text(usage: &UsageUpdate) -> String {
     let mut text = format!(
@@ -643,81 +785,6 @@ fn usage_text(usage: &UsageUpdate) -> String {
         }
     }
     text
-}
-
-fn syntaxes() -> &'static SyntaxSet {
-    static SET: OnceLock<SyntaxSet> = OnceLock::new();
-    SET.get_or_init(SyntaxSet::load_defaults_newlines)
-}
-
-fn theme() -> &'static Theme {
-    static THEME: OnceLock<Theme> = OnceLock::new();
-    THEME.get_or_init(|| {
-        let mut themes = ThemeSet::load_defaults().themes;
-        themes
-            .remove("base16-ocean.dark")
-            .or_else(|| themes.into_values().next())
-            .unwrap_or_default()
-    })
-}
-
-/// A highlighter for a fenced block whose info string is `info` (its first
-/// word names the language: `rust`, `rs`, `python`, `sh`, …), or `None`
-/// when the language is missing or unknown.
-fn highlighter(info: &str) -> Option<HighlightLines<'static>> {
-    let lang = info.split_whitespace().next()?;
-    let lang = lang.trim_start_matches('{').trim_start_matches('.');
-    let lang = lang.split([',', '}']).next().unwrap_or(lang);
-    if lang.is_empty() {
-        return None;
-    }
-    let set = syntaxes();
-    let syntax = set
-        .find_syntax_by_token(lang)
-        .or_else(|| set.find_syntax_by_token(&lang.to_ascii_lowercase()))?;
-    Some(HighlightLines::new(syntax, theme()))
-}
-
-/// One line of code in the theme's colours (24-bit ANSI), ending with a
-/// reset; `None` if the highlighter fails.
-fn highlight(h: &mut HighlightLines<'static>, line: &str) -> Option<String> {
-    let with_newline = format!("{line}\n");
-    let ranges = h.highlight_line(&with_newline, syntaxes()).ok()?;
-    let ranges: Vec<_> = ranges
-        .into_iter()
-        .map(|(style, text)| (style, text.trim_end_matches('\n')))
-        .collect();
-    let mut text = syntect::util::as_24_bit_terminal_escaped(&ranges, false);
-    text.push_str("\x1b[0m");
-    Some(text)
-}
-
-/// `**bold**` and `` `code` `` within a line.
-fn inline(text: &str, style: Style) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    loop {
-        let bold = rest.find("**");
-        let code = rest.find('`');
-        let (start, marker) = match (bold, code) {
-            (Some(b), Some(c)) if c < b => (c, "`"),
-            (Some(b), _) => (b, "**"),
-            (None, Some(c)) => (c, "`"),
-            (None, None) => break,
-        };
-        let after = &rest[start + marker.len()..];
-        let Some(end) = after.find(marker) else { break };
-        out.push_str(&rest[..start]);
-        let inner = &after[..end];
-        out.push_str(&if marker == "`" {
-            style.cyan(inner)
-        } else {
-            style.bold(inner)
-        });
-        rest = &after[end + marker.len()..];
-    }
-    out.push_str(rest);
-    out
 }
 
 /// A unified diff of two texts, coloured when `style` is.
@@ -795,6 +862,51 @@ mod tests {
         assert_eq!(
             text,
             "hmm\nHello\nwor\nPlan:\n  [x] a\n── stopped: cancelled\n"
+        );
+    }
+
+    #[test]
+    fn tables_numbered_lists_and_links_are_laid_out() {
+        let buf = Buf::default();
+        let mut t = Transcript::new(Box::new(buf.clone()), false, Commands::default());
+        t.set_width(30);
+        // Split mid-row, as a model streams.
+        for chunk in [
+            "## Results\n\n| name | si",
+            "ze |\n|------|-----:|\n| alpha | 1 |\n| beta gamma | 22 |\n\n",
+            "1. first step, which takes more words than fit\n2. second\n\n",
+            "See [the docs](https://example.test/docs).\n| a | b |\n",
+        ] {
+            t.update(&SessionUpdate::agent_message(chunk));
+        }
+        t.break_line();
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            text,
+            "## Results\n\n\
+             ┌────────────┬──────┐\n\
+             │ name       │ size │\n\
+             ├────────────┼──────┤\n\
+             │ alpha      │    1 │\n\
+             │ beta gamma │   22 │\n\
+             └────────────┴──────┘\n\n\
+             1. first step, which takes\n   more words than fit\n2. second\n\n\
+             See the docs (https://example.test/docs).\n\
+             | a | b |\n"
+        );
+    }
+
+    #[test]
+    fn notes_and_command_output_wrap_on_words() {
+        let buf = Buf::default();
+        let mut t = Transcript::new(Box::new(buf.clone()), false, Commands::default());
+        t.set_width(30);
+        t.note("[session] resumed: the agent replays nothing here");
+        t.say("short\n  an indented line that is too long to fit");
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            text,
+            "[session] resumed: the agent\nreplays nothing here\nshort\n  an indented line that is\n  too long to fit\n"
         );
     }
 

@@ -26,6 +26,11 @@ fn chat(sb: &Sandbox, extra: &[&str]) -> Session {
         command.env(k, v);
     }
     let mut session = Session::spawn(command).expect("spawn acp chat in a pty");
+    // Wide enough that no line these tests look for is wrapped.
+    session
+        .get_process_mut()
+        .set_window_size(160, 40)
+        .expect("set the pty's size");
     session.set_expect_timeout(Some(Duration::from_secs(20)));
     session.expect("Ctrl-D quits.").expect("the banner");
     session.expect("> ").expect("the first prompt");
@@ -46,17 +51,16 @@ fn quit(mut session: Session) {
 fn a_turn_streams_text() {
     let sb = Sandbox::new();
     let mut s = chat(&sb, &[]);
-    s.send_line("stream").unwrap();
+    s.type_line("stream").unwrap();
     s.expect("Hello, world!").unwrap();
     s.expect("> ").unwrap();
-    s.send_line("plan").unwrap();
-    s.expect("Plan:\r\n  [~] Read the code\r\n  [ ] Change it")
-        .unwrap();
+    s.type_line("plan").unwrap();
+    // The plan is in the live area during the turn, then committed.
+    s.expect("Planned.").unwrap();
     s.expect("Plan:\r\n  [x] Read the code\r\n  [x] Change it\r\n  [~] Run the tests")
         .unwrap();
-    s.expect("Planned.").unwrap();
     s.expect("> ").unwrap();
-    s.send_line("tool").unwrap();
+    s.type_line("tool").unwrap();
     // One block for the call, once it has ended: its header with the
     // status it ended with, then its location and diff.
     let block = s.expect("[edit] Edit notes.txt · completed").unwrap();
@@ -75,12 +79,12 @@ fn a_turn_streams_text() {
     );
     s.expect("> ").unwrap();
     // Terminal output is shown in the transcript.
-    s.send_line("terminal echo from-the-terminal").unwrap();
+    s.type_line("terminal echo from-the-terminal").unwrap();
     // It did not ask permission first: acp asks.
     s.expect("The agent wants to run `sh -c echo from-the-terminal`")
         .unwrap();
     s.expect("Choose 1-2: ").unwrap();
-    s.send_line("1").unwrap();
+    s.type_line("1").unwrap();
     s.expect(Regex("┌ terminal \\S+")).unwrap();
     s.expect("│ from-the-terminal").unwrap();
     s.expect("└ exit 0").unwrap();
@@ -101,13 +105,13 @@ fn terminal_output_is_shown_while_the_command_runs() {
     let sb = Sandbox::new();
     let marker = sb.dir.path().join("finished");
     let mut s = chat(&sb, &[]);
-    s.send_line(format!(
+    s.type_line(format!(
         "terminal echo first-line; sleep 2; touch {}; echo second-line",
         marker.display()
     ))
     .unwrap();
     s.expect("Choose 1-2: ").unwrap();
-    s.send_line("1").unwrap();
+    s.type_line("1").unwrap();
     s.expect("│ first-line").unwrap();
     assert!(
         !marker.exists(),
@@ -125,23 +129,23 @@ fn terminal_output_is_shown_while_the_command_runs() {
 fn a_permission_is_answered_by_number_and_always_is_remembered() {
     let sb = Sandbox::new();
     let mut s = chat(&sb, &[]);
-    s.send_line("permission").unwrap();
+    s.type_line("permission").unwrap();
     s.expect("? Permission: Remove build/ (edit)").unwrap();
     s.expect("  2) Always allow [allow_always]").unwrap();
     s.expect("Choose 1-4: ").unwrap();
-    s.send_line("2").unwrap();
+    s.type_line("2").unwrap();
     s.expect("permission: selected always").unwrap();
     s.expect("> ").unwrap();
     // The same call (same kind, same title) is now answered without asking.
-    s.send_line("permission").unwrap();
+    s.type_line("permission").unwrap();
     s.expect("[permission] remembered: always allow \"Remove build/\" (edit)")
         .unwrap();
     s.expect("permission: selected always").unwrap();
     s.expect("> ").unwrap();
     // Another kind is asked again; reject it by number.
-    s.send_line("permission execute").unwrap();
+    s.type_line("permission execute").unwrap();
     s.expect("Choose 1-4: ").unwrap();
-    s.send_line("3").unwrap();
+    s.type_line("3").unwrap();
     s.expect("permission: selected reject").unwrap();
     s.expect("> ").unwrap();
     quit(s);
@@ -153,21 +157,21 @@ fn ctrl_c_cancels_a_slow_turn_and_the_prompt_returns() {
     let log = sb.dir.path().join("agent.log");
     let sb = sb.env("ACP_TEST_AGENT_LOG", log.to_str().unwrap());
     let mut s = chat(&sb, &[]);
-    s.send_line("slow").unwrap();
+    s.type_line("slow").unwrap();
     s.expect("tick 2").unwrap();
     s.send(expectrl::ControlCode::EndOfText).unwrap();
     s.expect("[cancel] cancelling the turn").unwrap();
     s.expect("stopped: cancelled").unwrap();
     s.expect("> ").unwrap();
     // The chat goes on.
-    s.send_line("hi there").unwrap();
+    s.type_line("hi there").unwrap();
     s.expect("You said: hi there").unwrap();
     s.expect("> ").unwrap();
     // Ctrl-C at the prompt clears the line and keeps the chat.
     s.send("half a line").unwrap();
     s.send(expectrl::ControlCode::EndOfText).unwrap();
     s.expect("> ").unwrap();
-    s.send_line("again").unwrap();
+    s.type_line("again").unwrap();
     s.expect("You said: again").unwrap();
     s.expect("> ").unwrap();
     quit(s);
@@ -180,14 +184,14 @@ fn ctrl_c_cancels_a_slow_turn_and_the_prompt_returns() {
 fn ctrl_d_quits_with_code_0_and_slash_commands_work() {
     let sb = Sandbox::new();
     let mut s = chat(&sb, &[]);
-    s.send_line("/help").unwrap();
+    s.type_line("/help").unwrap();
     s.expect("/sessions").unwrap();
     s.expect("Ctrl-D quits.").unwrap();
     s.expect("> ").unwrap();
-    s.send_line("/nope").unwrap();
+    s.type_line("/nope").unwrap();
     s.expect("error: unknown command /nope").unwrap();
     s.expect("> ").unwrap();
-    s.send_line("/load sess-9").unwrap();
+    s.type_line("/load sess-9").unwrap();
     s.expect("> earlier question").unwrap();
     s.expect("earlier answer").unwrap();
     s.expect("[session] sess-9").unwrap();
@@ -199,10 +203,10 @@ fn ctrl_d_quits_with_code_0_and_slash_commands_work() {
 fn an_elicitation_is_answered_in_chat() {
     let sb = Sandbox::new();
     let mut s = chat(&sb, &[]);
-    s.send_line("elicit").unwrap();
+    s.type_line("elicit").unwrap();
     s.expect("? The agent asks: Your name?").unwrap();
     s.expect(Regex("Send\\? .*: ")).unwrap();
-    s.send_line("a").unwrap();
+    s.type_line("a").unwrap();
     s.expect("elicitation: accept").unwrap();
     s.expect("> ").unwrap();
     quit(s);
@@ -251,11 +255,11 @@ const LINK: &str = "https://example.test/auth?x=1";
 fn a_link_is_opened_in_the_browser_after_a_yes() {
     let (sb, opened) = with_browser();
     let mut s = chat(&sb, &[]);
-    s.send_line("url-elicit").unwrap();
+    s.type_line("url-elicit").unwrap();
     s.expect("? The agent asks: Sign in to Example").unwrap();
     s.expect(format!("Open {LINK} in your browser? [y/N] "))
         .unwrap();
-    s.send_line("y").unwrap();
+    s.type_line("y").unwrap();
     s.expect("to open the link").unwrap();
     s.expect("elicitation: accept").unwrap();
     // The agent's elicitation/complete.
@@ -273,9 +277,9 @@ fn a_browser_that_cannot_start_leaves_the_link_to_open_by_hand() {
     let missing = sb.dir.path().join("no-such-browser");
     let sb = sb.env("BROWSER", missing.to_str().unwrap());
     let mut s = chat(&sb, &[]);
-    s.send_line("url-elicit").unwrap();
+    s.type_line("url-elicit").unwrap();
     s.expect("in your browser? [y/N] ").unwrap();
-    s.send_line("y").unwrap();
+    s.type_line("y").unwrap();
     s.expect(Regex("\\[elicitation\\] cannot start \\S*no-such-browser"))
         .unwrap();
     s.expect(format!("open the link yourself: {LINK}")).unwrap();
@@ -289,10 +293,10 @@ fn a_browser_that_cannot_start_leaves_the_link_to_open_by_hand() {
 fn a_link_is_declined_after_a_no_and_not_opened() {
     let (sb, opened) = with_browser();
     let mut s = chat(&sb, &[]);
-    s.send_line("url-elicit").unwrap();
+    s.type_line("url-elicit").unwrap();
     s.expect(format!("Open {LINK} in your browser? [y/N] "))
         .unwrap();
-    s.send_line("n").unwrap();
+    s.type_line("n").unwrap();
     let answered = s.expect("elicitation: decline").unwrap();
     assert!(
         !String::from_utf8_lossy(answered.before()).contains("completed"),
@@ -300,9 +304,9 @@ fn a_link_is_declined_after_a_no_and_not_opened() {
     );
     s.expect("> ").unwrap();
     // Asked again and accepted: the browser then runs once, for this one.
-    s.send_line("url-elicit").unwrap();
+    s.type_line("url-elicit").unwrap();
     s.expect("in your browser? [y/N] ").unwrap();
-    s.send_line("yes").unwrap();
+    s.type_line("yes").unwrap();
     s.expect("elicitation: accept").unwrap();
     s.expect("> ").unwrap();
     quit(s);
@@ -320,7 +324,7 @@ fn cancel_the_question(s: &mut Session) {
     assert!(shown.contains("[cancel] cancelling the turn"), "{shown}");
     assert!(shown.contains("elicitation: cancel"), "{shown}");
     s.expect("> ").unwrap();
-    s.send_line("hi").unwrap();
+    s.type_line("hi").unwrap();
     s.expect("You said: hi").unwrap();
     s.expect("> ").unwrap();
 }
@@ -329,7 +333,7 @@ fn cancel_the_question(s: &mut Session) {
 fn ctrl_c_while_a_link_is_asked_cancels_the_elicitation() {
     let (sb, opened) = with_browser();
     let mut s = chat(&sb, &[]);
-    s.send_line("url-elicit").unwrap();
+    s.type_line("url-elicit").unwrap();
     s.expect("in your browser? [y/N] ").unwrap();
     cancel_the_question(&mut s);
     quit(s);
@@ -340,7 +344,7 @@ fn ctrl_c_while_a_link_is_asked_cancels_the_elicitation() {
 fn ctrl_c_while_a_form_is_asked_cancels_the_elicitation() {
     let sb = Sandbox::new();
     let mut s = chat(&sb, &[]);
-    s.send_line("elicit").unwrap();
+    s.type_line("elicit").unwrap();
     s.expect(Regex("Send\\? .*: ")).unwrap();
     cancel_the_question(&mut s);
     quit(s);
@@ -350,7 +354,7 @@ fn ctrl_c_while_a_form_is_asked_cancels_the_elicitation() {
 fn a_link_that_is_not_http_is_declined_without_asking() {
     let (sb, opened) = with_browser();
     let mut s = chat(&sb, &[]);
-    s.send_line("url-elicit file:///etc/passwd").unwrap();
+    s.type_line("url-elicit file:///etc/passwd").unwrap();
     s.expect(
         "[elicitation] declined: Sign in to Example — acp opens only http and https links: \
          file:///etc/passwd",
@@ -371,7 +375,7 @@ fn output_between_turns_is_printed_above_the_prompt_and_the_typed_line_is_kept()
     let sb = Sandbox::new();
     let mut s = chat(&sb, &[]);
     // The agent sends "late news" 2 s after the end of the turn.
-    s.send_line("later 20").unwrap();
+    s.type_line("later 20").unwrap();
     s.expect("see you later").unwrap();
     s.expect("> ").unwrap();
     s.send("abc").unwrap();
@@ -382,7 +386,7 @@ fn output_between_turns_is_printed_above_the_prompt_and_the_typed_line_is_kept()
     );
     // The prompt and the half-typed line are drawn again under it.
     s.expect("> abc").unwrap();
-    s.send_line("").unwrap();
+    s.type_line("").unwrap();
     s.expect("You said: abc\r\n").unwrap();
     s.expect("> ").unwrap();
     quit(s);
@@ -403,32 +407,32 @@ fn extras() -> (Sandbox, std::path::PathBuf) {
 fn mode_switch_shows_in_the_status_line_with_usage() {
     let (sb, log) = extras();
     let mut s = chat(&sb, &[]);
-    s.send_line("/mode").unwrap();
+    s.type_line("/mode").unwrap();
     s.expect(
         "Modes:\r\n * ask  Ask — Asks before every edit\r\n   auto  Auto — Edits without asking",
     )
     .unwrap();
     s.expect("> ").unwrap();
-    s.send_line("first").unwrap();
+    s.type_line("first").unwrap();
     s.expect("You said: first").unwrap();
     s.expect("── mode ask · context 1000/20000 tokens (5%), cost 0.25 USD")
         .unwrap();
     s.expect("> ").unwrap();
-    s.send_line("/mode auto").unwrap();
+    s.type_line("/mode auto").unwrap();
     // The agent's current_mode_update, then the answer to set_mode.
     s.expect("[mode] auto").unwrap();
     s.expect("Mode: auto").unwrap();
     s.expect("> ").unwrap();
-    s.send_line("/mode nope").unwrap();
+    s.type_line("/mode nope").unwrap();
     s.expect("error: no mode nope; the modes are ask, auto")
         .unwrap();
     s.expect("> ").unwrap();
-    s.send_line("second").unwrap();
+    s.type_line("second").unwrap();
     s.expect("You said: second").unwrap();
     s.expect("── mode auto · context 2000/20000 tokens (10%), cost 0.50 USD")
         .unwrap();
     s.expect("> ").unwrap();
-    s.send_line("/mode").unwrap();
+    s.type_line("/mode").unwrap();
     s.expect("   ask  Ask — Asks before every edit\r\n * auto  Auto — Edits without asking")
         .unwrap();
     s.expect("> ").unwrap();
@@ -442,34 +446,34 @@ fn mode_switch_shows_in_the_status_line_with_usage() {
 fn config_options_are_listed_set_and_toggled() {
     let (sb, log) = extras();
     let mut s = chat(&sb, &[]);
-    s.send_line("/config").unwrap();
+    s.type_line("/config").unwrap();
     s.expect(
         "Config options:\r\n  model (Model): fast (one of fast, smart)\r\n  web (Web search): false (true or false)",
     )
     .unwrap();
     s.expect("> ").unwrap();
     // A select option alone is shown.
-    s.send_line("/config model").unwrap();
+    s.type_line("/config model").unwrap();
     s.expect("model: fast (one of fast, smart)").unwrap();
     s.expect("> ").unwrap();
-    s.send_line("/config model smart").unwrap();
+    s.type_line("/config model smart").unwrap();
     s.expect("model: smart (one of fast, smart)").unwrap();
     s.expect("> ").unwrap();
     // A boolean without a value is toggled; on/off are accepted.
-    s.send_line("/config web").unwrap();
+    s.type_line("/config web").unwrap();
     s.expect("web: true (true or false)").unwrap();
     s.expect("> ").unwrap();
-    s.send_line("/config web off").unwrap();
+    s.type_line("/config web off").unwrap();
     s.expect("web: false (true or false)").unwrap();
     s.expect("> ").unwrap();
-    s.send_line("/config model huge").unwrap();
+    s.type_line("/config model huge").unwrap();
     s.expect("error: model takes one of fast, smart").unwrap();
     s.expect("> ").unwrap();
-    s.send_line("/config nope 1").unwrap();
+    s.type_line("/config nope 1").unwrap();
     s.expect("error: no config option nope").unwrap();
     s.expect("> ").unwrap();
     // The listing shows what the agent answered.
-    s.send_line("/config").unwrap();
+    s.type_line("/config").unwrap();
     s.expect("model (Model): smart (one of fast, smart)")
         .unwrap();
     s.expect("> ").unwrap();
@@ -491,15 +495,20 @@ fn config_options_are_listed_set_and_toggled() {
 }
 
 #[test]
-fn sessions_lists_every_page() {
+fn sessions_lists_every_page_of_this_directory() {
     let (sb, log) = extras();
     let mut s = chat(&sb, &[]);
-    s.send_line("/sessions").unwrap();
-    s.expect(
-        "Sessions:\r\n   sess-a  Fix the parser  (2025-01-02T03:04:05Z)  /projects/demo\r\n   \
-         sess-b  Write docs  /projects/demo\r\n   sess-c  Old experiment  /projects/demo\r\n",
-    )
+    s.type_line("/sessions").unwrap();
+    // This session (acp's record) first, then the agent's, newest first.
+    s.expect(Regex(
+        "Sessions in \\S+:\r\n  1\\) \\(untitled\\) · just now · sess-1 \\(this session\\)\r\n  \
+         2\\) Fix the parser · on 2025-01-02 · sess-a\r\n  3\\) Write docs · sess-b\r\n  \
+         4\\) Old experiment · sess-c\r\n",
+    ))
     .unwrap();
+    s.expect("Open which? [1-4, Enter: none] ").unwrap();
+    s.type_line("").unwrap();
+    s.expect("No session opened.").unwrap();
     s.expect("> ").unwrap();
     quit(s);
     let log = read(&log);
@@ -511,11 +520,27 @@ fn sessions_lists_every_page() {
 }
 
 #[test]
-fn sessions_without_the_capability_is_an_error() {
+fn sessions_without_the_capability_shows_acps_own_record() {
     let sb = Sandbox::new();
     let mut s = chat(&sb, &[]);
-    s.send_line("/sessions").unwrap();
-    s.expect("error: the agent does not list sessions").unwrap();
+    s.type_line("/sessions").unwrap();
+    s.expect("1) (untitled) · just now · sess-1 (this session)")
+        .unwrap();
+    s.expect("(the agent does not list its sessions: these are the ones acp had here)")
+        .unwrap();
+    s.expect("Open which? [1, Enter: none] ").unwrap();
+    s.type_line("1").unwrap();
+    s.expect("Already in session sess-1.").unwrap();
+    s.expect("> ").unwrap();
+    // Ctrl-C at the question: nothing opened, the chat goes on.
+    s.type_line("/sessions").unwrap();
+    s.expect("Open which? [1, Enter: none] ").unwrap();
+    s.send(expectrl::ControlCode::EndOfText).unwrap();
+    s.expect("No session opened (/sessions N opens number N).")
+        .unwrap();
+    s.expect("> ").unwrap();
+    s.type_line("still here").unwrap();
+    s.expect("You said: still here").unwrap();
     s.expect("> ").unwrap();
     quit(s);
 }
@@ -526,21 +551,21 @@ fn agent_commands_are_tab_completed_and_sent_as_prompts() {
     let mut s = chat(&sb, &[]);
     // Any answer from the agent comes after the commands it sent right
     // after session/new.
-    s.send_line("hello").unwrap();
+    s.type_line("hello").unwrap();
     s.expect("You said: hello").unwrap();
     s.expect("> ").unwrap();
-    s.send_line("/help").unwrap();
+    s.type_line("/help").unwrap();
     s.expect("The agent's commands:\r\n  /review  Review the changes\r\n  /test which tests  Run the tests")
         .unwrap();
     s.expect("> ").unwrap();
     s.send("/rev").unwrap();
     s.send("\t").unwrap();
-    s.send_line("").unwrap();
+    s.type_line("").unwrap();
     s.expect("You said: /review").unwrap();
     s.expect("> ").unwrap();
     s.send("/te").unwrap();
     s.send("\t").unwrap();
-    s.send_line("unit").unwrap();
+    s.type_line("unit").unwrap();
     s.expect("You said: /test unit").unwrap();
     s.expect("> ").unwrap();
     quit(s);
@@ -563,7 +588,7 @@ fn a_second_ctrl_c_kills_an_agent_that_ignores_cancel() {
     let log = sb.dir.path().join("agent.log");
     let sb = sb.env("ACP_TEST_AGENT_LOG", log.to_str().unwrap());
     let mut s = chat(&sb, &[]);
-    s.send_line("stubborn").unwrap();
+    s.type_line("stubborn").unwrap();
     s.expect("tick 2").unwrap();
     s.send(expectrl::ControlCode::EndOfText).unwrap();
     s.expect("[cancel] cancelling the turn").unwrap();
@@ -601,7 +626,7 @@ fn a_message_over_the_size_limit_ends_the_chat_with_code_1() {
     let mut s = chat(&sb, &[]);
     // 64 MiB through a pipe in a debug build on a loaded machine: be generous.
     s.set_expect_timeout(Some(Duration::from_secs(120)));
-    s.send_line("too-long").unwrap();
+    s.type_line("too-long").unwrap();
     s.expect("acp: the agent sent a message longer than 64 MiB")
         .unwrap();
     s.expect(Eof).unwrap();
@@ -644,7 +669,7 @@ fn a_write_nobody_granted_is_asked_and_a_rejection_writes_nothing() {
     let sb = Sandbox::new();
     let target = sb.work().join("unasked.txt");
     let mut s = chat(&sb, &[]);
-    s.send_line(format!("write {} sneaky", target.display()))
+    s.type_line(format!("write {} sneaky", target.display()))
         .unwrap();
     s.expect(
         format!(
@@ -655,15 +680,15 @@ fn a_write_nobody_granted_is_asked_and_a_rejection_writes_nothing() {
     )
     .unwrap();
     s.expect("Choose 1-2: ").unwrap();
-    s.send_line("2").unwrap();
+    s.type_line("2").unwrap();
     s.expect("error: refused: write").unwrap();
     s.expect("> ").unwrap();
     assert!(!target.exists());
     // Allowed this time.
-    s.send_line(format!("write {} allowed", target.display()))
+    s.type_line(format!("write {} allowed", target.display()))
         .unwrap();
     s.expect("Choose 1-2: ").unwrap();
-    s.send_line("1").unwrap();
+    s.type_line("1").unwrap();
     s.expect("wrote").unwrap();
     s.expect("> ").unwrap();
     assert_eq!(read(&target), "allowed");

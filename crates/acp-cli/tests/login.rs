@@ -223,7 +223,8 @@ fn chat_runs_the_terminal_login_and_the_session_starts() {
     s.send_line("1234").unwrap();
     s.expect("Ctrl-D quits.").unwrap();
     s.expect("> ").unwrap();
-    s.send_line("hello").unwrap();
+    // At chat's prompt Enter is a carriage return (a line feed is Ctrl-J).
+    s.type_line("hello").unwrap();
     s.expect("You said: hello").unwrap();
     s.expect("> ").unwrap();
     s.send(expectrl::ControlCode::EndOfTransmission).unwrap();

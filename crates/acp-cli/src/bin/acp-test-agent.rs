@@ -34,6 +34,7 @@
 //! | `markdown` | a heading, a table, a numbered list and a link, split mid-row |
 //! | `run-permission CMD…` | an `execute` tool call `` `CMD` `` (`rawInput.command`), then a permission request; reports the outcome |
 //! | `edit-permission FILE [long]` | an `edit` tool call for FILE in the cwd whose permission request carries the diff (200 changed lines with `long`); reports the outcome |
+//! | `plan-live` | a three-entry plan, "Reading.", then (at the gate) the plan with progress and "Planned." |
 //! | `tool-progress` | a `search` tool call pending, in progress, then (at the gate) completed with "3 matches" |
 //! | `which-model` | "Running on MODEL", the session's model (`fast` or `smart`) |
 //! | anything else | "You said: TEXT" |
@@ -61,7 +62,8 @@
 //! `/test` with an input hint); `session/set_mode` sends a
 //! `current_mode_update`; `session/set_config_option` answers every option
 //! and sends a `config_option_update`; `session/list` is advertised and
-//! answers two pages (`sess-a`, `sess-b`, then `sess-c`); every turn ends
+//! answers two pages (`sess-a`, `sess-b`, then `sess-c`), in the directory
+//! the request names (`/projects/demo` when it names none); every turn ends
 //! with a `usage_update` (1000 tokens more per turn of 20000, cost 0.25 USD
 //! per turn).
 //!
@@ -677,7 +679,8 @@ impl Agent for TestAgent {
         if !extras_on() {
             return Err(Error::method_not_found());
         }
-        let cwd = "/projects/demo";
+        // The canned sessions are in the directory asked about.
+        let cwd = req.cwd.as_deref().unwrap_or("/projects/demo");
         Ok(match req.cursor.as_deref() {
             None => ListSessionsResponse::new(vec![
                 SessionInfo::new("sess-a", cwd)
@@ -755,6 +758,11 @@ impl Agent for TestAgent {
         self.send(s, SessionUpdate::user_message("earlier question"))
             .await?;
         self.say(s, "earlier answer\n").await?;
+        let call = ToolCall::new("old-read", "Read notes.txt")
+            .kind(ToolKind::Read)
+            .status(ToolCallStatus::Completed)
+            .locations(vec![ToolCallLocation::new("notes.txt")]);
+        self.send(s, SessionUpdate::ToolCall(call)).await?;
         let mut response = LoadSessionResponse::new();
         response.models = models_state(&self.extras.lock().unwrap().model);
         Ok(response)

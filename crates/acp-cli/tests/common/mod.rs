@@ -216,3 +216,17 @@ pub fn assert_golden_jsonl(name: &str, stdout: &str) {
     }
     assert_golden(&format!("{name}.jsonl"), stdout);
 }
+
+/// Types a line and Enter into a pty as a terminal does: Enter is a
+/// carriage return. (expectrl's `send_line` ends with a line feed, which is
+/// Ctrl-J: chat's line editor takes it as a new line in the prompt.)
+pub trait TypeLine {
+    /// Sends `line` then `\r`.
+    fn type_line(&mut self, line: impl AsRef<str>) -> Result<(), expectrl::Error>;
+}
+
+impl<T: expectrl::Expect> TypeLine for T {
+    fn type_line(&mut self, line: impl AsRef<str>) -> Result<(), expectrl::Error> {
+        self.send(format!("{}\r", line.as_ref()))
+    }
+}

@@ -54,6 +54,7 @@ impl TestAgent {
             "run-permission" => self.run_permission(s, &words[1..]).await,
             "edit-permission" => self.edit_permission(s, &words[1..]).await,
             "tool-progress" => self.tool_progress(s, cancel).await,
+            "plan-live" => self.plan_live(s, cancel).await,
             _ => return None,
         };
         Some(result)
@@ -240,6 +241,37 @@ impl TestAgent {
             .content(vec![found]);
         self.send(s, SessionUpdate::ToolCallUpdate(update)).await?;
         self.say(s, "Searched.\n").await?;
+        Ok(StopReason::EndTurn)
+    }
+
+    /// A plan, "Reading.", (the gate), the plan with progress, "Planned.".
+    async fn plan_live(
+        &self,
+        s: &SessionId,
+        cancel: &CancellationToken,
+    ) -> Result<StopReason, Error> {
+        let plan = |done: usize| {
+            let entries = ["Read the code", "Change it", "Run the tests"]
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let status = match i.cmp(&done) {
+                        std::cmp::Ordering::Less => PlanEntryStatus::Completed,
+                        std::cmp::Ordering::Equal => PlanEntryStatus::InProgress,
+                        std::cmp::Ordering::Greater => PlanEntryStatus::Pending,
+                    };
+                    PlanEntry::new(*c, PlanEntryPriority::Medium, status)
+                })
+                .collect();
+            SessionUpdate::Plan(Plan::new(entries))
+        };
+        self.send(s, plan(0)).await?;
+        self.say(s, "Reading.\n").await?;
+        if !gate(cancel).await {
+            return Ok(StopReason::Cancelled);
+        }
+        self.send(s, plan(2)).await?;
+        self.say(s, "Planned.\n").await?;
         Ok(StopReason::EndTurn)
     }
 }
