@@ -127,7 +127,9 @@ fn judge_content(content: Option<&Value>, schema: &Value) -> Result<String, Stri
         };
         judge_value(value, property).map_err(|why| format!("field {name:?}: {why}"))?;
     }
-    let names: Vec<&str> = content.keys().map(String::as_str).collect();
+    // Sorted: the order of a JSON object depends on serde_json's features.
+    let mut names: Vec<&str> = content.keys().map(String::as_str).collect();
+    names.sort_unstable();
     Ok(if names.is_empty() {
         "no fields".into()
     } else {
