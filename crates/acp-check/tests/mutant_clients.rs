@@ -8,7 +8,7 @@ use std::time::Duration;
 
 const MUTANT: &str = env!("CARGO_BIN_EXE_acp-check-mutant-client");
 
-async fn check(bug: &str) -> Report {
+async fn check_run(bug: &str) -> Report {
     let mut opts = ClientOptions::new(
         vec![MUTANT.to_string(), bug.to_string(), "{agent}".to_string()],
         vec![MUTANT.to_string(), "relay".to_string()],
@@ -28,13 +28,13 @@ fn with(report: &Report, status: Status) -> Vec<&str> {
 }
 
 async fn mutant_fails(bug: &str, expected: &[&str]) {
-    let report = check(bug).await;
+    let report = check_run(bug).await;
     assert_eq!(with(&report, Status::Fail), expected, "{}", report.text());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_mutant_client_without_a_bug_passes_and_skips_only_what_it_lacks() {
-    let report = check("good").await;
+async fn the_mutant_client_without_a_bug_passes_every_check() {
+    let report = check_run("good").await;
     eprintln!("{}", report.text());
     assert_eq!(
         with(&report, Status::Fail),
@@ -44,11 +44,84 @@ async fn the_mutant_client_without_a_bug_passes_and_skips_only_what_it_lacks() {
     );
     assert_eq!(
         with(&report, Status::Skip),
+        Vec::<&str>::new(),
+        "{}",
+        report.text()
+    );
+    // Both elicitations ran and were answered by the mutant's accept.
+    for (name, note) in [
+        (
+            "elicitation.form",
+            "accepted with age, color, name, ratio, size, subscribe, tags",
+        ),
+        ("elicitation.url", "accepted; elicitation/complete followed"),
+    ] {
+        let r = report.results.iter().find(|r| r.name == name).unwrap();
+        assert_eq!(r.outcome.notes, [note], "{}", report.text());
+    }
+    assert!(report.ok());
+}
+
+/// The one check `bug` fails, and the reason it gives.
+async fn mutant_fails_because(bug: &str, check: &str, reason: &str) {
+    let report = check_run(bug).await;
+    assert_eq!(with(&report, Status::Fail), [check], "{}", report.text());
+    let got = report.results.iter().find(|r| r.name == check).unwrap();
+    assert_eq!(got.outcome.reason, reason, "{}", report.text());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accepted_form_field_of_the_wrong_type() {
+    mutant_fails_because(
+        "elicitation-wrong-type",
+        "elicitation.form",
+        "field \"age\": \"1\" is not an integer",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accepted_form_without_a_required_field() {
+    mutant_fails_because(
+        "elicitation-missing",
+        "elicitation.form",
+        "accepted without the required field name",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accepted_form_choice_not_offered() {
+    mutant_fails_because(
+        "elicitation-unoffered",
+        "elicitation.form",
+        "field \"color\": \"not-offered\" is not one of the values offered (red, green, blue)",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elicitation_advertised_but_answered_method_not_found() {
+    let report = check_run("elicitation-unsupported").await;
+    assert_eq!(
+        with(&report, Status::Fail),
         ["elicitation.form", "elicitation.url"],
         "{}",
         report.text()
     );
-    assert!(report.ok());
+    for r in report
+        .results
+        .iter()
+        .filter(|r| r.name.starts_with("elicitation."))
+    {
+        assert!(
+            r.outcome.reason.contains(
+                "answered -32601 (method not found), though the client advertises this mode"
+            ),
+            "{}",
+            report.text()
+        );
+    }
 }
 
 macro_rules! mutants {

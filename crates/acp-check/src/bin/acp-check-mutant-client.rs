@@ -4,12 +4,15 @@
 //! users). `good` has none.
 //!
 //! It starts the agent in the current directory, initializes (fs read and
-//! write, terminals), opens a session there, sends one prompt and exits when
+//! write, terminals, form and URL elicitation), opens a session there, sends one prompt and exits when
 //! the turn ends. File and terminal calls are carried out by `acp-host`
 //! (through `acp_check::agent::Acting`); a permission request is answered
 //! with its first allowing option (else its first option), except one whose
 //! tool call title says it is "waiting for a person": that one stays
-//! pending, as a question to a person would. SIGINT sends `session/cancel`
+//! pending, as a question to a person would. A form elicitation is accepted
+//! with a value for every field that fits its schema (the first value
+//! offered, a number within the bounds), a URL one accepted without content.
+//! SIGINT sends `session/cancel`
 //! and answers the pending questions `cancelled`.
 //!
 //! `acp-check-mutant-client relay SOCKET` is the checking agent's relay
@@ -38,6 +41,10 @@ const BUGS: &[&str] = &[
     "stdout-noise",
     "wrong-error-code",
     "cancel-selects",
+    "elicitation-wrong-type",
+    "elicitation-missing",
+    "elicitation-unoffered",
+    "elicitation-unsupported",
 ];
 
 struct Client {
@@ -112,7 +119,68 @@ impl Client {
         }
     }
 
+    /// The answer to `elicitation/create`.
+    fn elicitation(&self, params: &Value) -> Result<Value, Value> {
+        if self.bug == "elicitation-unsupported" {
+            return Err(json!({"code": -32601, "message": "method not found: elicitation/create"}));
+        }
+        if params["mode"] != "form" {
+            return Ok(json!({"action": "accept"}));
+        }
+        let schema = &params["requestedSchema"];
+        let required: Vec<&Value> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().collect())
+            .unwrap_or_default();
+        let mut content = serde_json::Map::new();
+        for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+            if self.bug == "elicitation-missing" && required.first() == Some(&&json!(name)) {
+                continue;
+            }
+            if let Some(value) = self.fill(property) {
+                content.insert(name.clone(), value);
+            }
+        }
+        Ok(json!({"action": "accept", "content": content}))
+    }
+
+    /// A value for one field of a form; none for a type it does not know.
+    fn fill(&self, property: &Value) -> Option<Value> {
+        let first_offered = |s: &Value| {
+            s["enum"][0]
+                .as_str()
+                .or(s["oneOf"][0]["const"].as_str())
+                .or(s["anyOf"][0]["const"].as_str())
+                .map(str::to_string)
+        };
+        Some(match property["type"].as_str().unwrap_or_default() {
+            "string" => match first_offered(property) {
+                Some(_) if self.bug == "elicitation-unoffered" => json!("not-offered"),
+                Some(value) => json!(value),
+                None => json!("mutant"),
+            },
+            "integer" if self.bug == "elicitation-wrong-type" => json!("1"),
+            "integer" => json!(property["minimum"].as_i64().unwrap_or(0).max(1)),
+            "number" => {
+                let min = property["minimum"].as_f64().unwrap_or(0.0);
+                let max = property["maximum"].as_f64().unwrap_or(min + 1.0);
+                json!((min + max) / 2.0)
+            }
+            "boolean" => json!(property["default"].as_bool().unwrap_or(true)),
+            "array" => match first_offered(&property["items"]) {
+                Some(value) => json!([value]),
+                None => json!([]),
+            },
+            _ => return None,
+        })
+    }
+
     async fn request(self: Arc<Self>, id: Value, method: String, mut params: Value) {
+        if method == "elicitation/create" {
+            let answer = self.elicitation(&params);
+            self.answer(&id, answer);
+            return;
+        }
         if method == "session/request_permission" {
             if params["options"].is_array() && params["sessionId"].is_string() {
                 self.permission(id, params);
@@ -251,11 +319,17 @@ async fn main() {
         limits: Mutex::default(),
         released: Mutex::default(),
     });
-    client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": 1,
-        "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true},
-        "clientInfo": {"name": "acp-check-mutant-client", "version": "0"},
-    }}));
+    client.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": 1,
+            "clientCapabilities": {
+                "fs": {"readTextFile": true, "writeTextFile": true},
+                "terminal": true,
+                "elicitation": {"form": {}, "url": {}},
+            },
+            "clientInfo": {"name": "acp-check-mutant-client", "version": "0"},
+        }}),
+    );
     let mut interrupts =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).expect("SIGINT");
     let mut lines = BufReader::new(stdout).lines();

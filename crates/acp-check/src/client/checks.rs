@@ -251,14 +251,14 @@ checks![
         "elicitation",
         "elicitation",
         Some("elicitation"),
-        "a form `elicitation/create` is answered with a well-formed action (accepted content matches the schema)"
+        "a form `elicitation/create` is answered accept, decline or cancel; accepted content matches the form (required fields, types, bounds, offered choices)"
     ),
     (
         "elicitation.url",
         "elicitation",
         "elicitation",
         Some("elicitation-url"),
-        "a URL `elicitation/create` is answered with a well-formed action"
+        "a URL `elicitation/create` is answered accept, decline or cancel; after an accept and `elicitation/complete` the client still answers"
     ),
     (
         "rpc.parse-error",

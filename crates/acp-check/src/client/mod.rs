@@ -24,6 +24,7 @@
 //! request `cancelled`. The checks are in [`CHECKS`].
 
 mod checks;
+mod elicitation;
 pub mod relay;
 mod terminal;
 mod turn;

@@ -63,7 +63,7 @@ pub async fn run(cx: &mut ClientCx) -> &'static str {
         super::terminal::run(cx).await;
     }
     if cx.wanted("elicitation.") {
-        elicitation(cx).await;
+        super::elicitation::run(cx).await;
     }
     if cx.wanted("rpc.parse-error") || cx.wanted("rpc.garbage-survived") {
         garbage(cx).await;
@@ -172,7 +172,7 @@ fn judge_requests(cx: &mut ClientCx) {
 }
 
 /// Whether the client still answers: a ping, answered at all.
-async fn still_answers(cx: &mut ClientCx, after: &str) -> Outcome {
+pub(super) async fn still_answers(cx: &mut ClientCx, after: &str) -> Outcome {
     let call = cx.call(PING, json!({})).await;
     match &call.response {
         Some(_) => Outcome::pass(),
@@ -624,62 +624,6 @@ fn on_disk(path: &Path, call: &Call) -> Outcome {
             path.display()
         ))
         .with_message(&call.describe()),
-    }
-}
-
-async fn elicitation(cx: &mut ClientCx) {
-    let session = session_id(cx);
-    if cx.capability("/elicitation/form") {
-        let params = json!({
-            "sessionId": session,
-            "mode": "form",
-            "message": "acp check: what is your name? (any answer, or none, is fine)",
-            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string", "title": "Name"}}, "required": ["name"]},
-        });
-        let call = cx.call("elicitation/create", params).await;
-        let o = match call.result() {
-            None => failed("elicitation/create (form)", &call),
-            Some(r) => match strictly(cx, &call) {
-                Some(bad) => bad,
-                None if r["action"] == "accept" && !r["content"]["name"].is_string() => {
-                    Outcome::fail(
-                        "accepted, but the content has no string \"name\" as the schema requires",
-                    )
-                    .with_message(&call.describe())
-                }
-                None => Outcome::pass(),
-            },
-        };
-        cx.record("elicitation.form", o);
-    } else {
-        cx.record(
-            "elicitation.form",
-            Outcome::skip("the client does not advertise elicitation.form"),
-        );
-    }
-    if cx.capability("/elicitation/url") {
-        let params = json!({
-            "sessionId": session,
-            "mode": "url",
-            "elicitationId": "acp-check-elicitation-1",
-            "url": "https://example.invalid/acp-check",
-            "message": "acp check: a link to open (nothing is there; declining is fine)",
-        });
-        let call = cx.call("elicitation/create", params).await;
-        let o = match call.result() {
-            None => failed("elicitation/create (url)", &call),
-            Some(_) => strictly(cx, &call).unwrap_or_else(Outcome::pass),
-        };
-        cx.notify(
-            "elicitation/complete",
-            json!({"elicitationId": "acp-check-elicitation-1"}),
-        );
-        cx.record("elicitation.url", o);
-    } else {
-        cx.record(
-            "elicitation.url",
-            Outcome::skip("the client does not advertise elicitation.url"),
-        );
     }
 }
 
