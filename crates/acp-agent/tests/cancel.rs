@@ -80,6 +80,50 @@ async fn cancel_mid_command(client_terminal: bool) {
     assert_eq!(calls[0].status, ToolCallStatus::Failed);
 }
 
+/// The editor starts the command but answers `terminal/create` only after
+/// the cancel: the agent still learns the terminal and ends it, rather than
+/// leaving the command running.
+#[tokio::test]
+async fn cancel_before_the_editor_answers_terminal_create() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = canonical(dir.path());
+    let mock = MockLlm::start(vec![tool_reply(
+        "c1",
+        "run_command",
+        json!({"command": "echo $$ > pid.txt; exec sleep 30"}),
+    )])
+    .await;
+    let env = openai_env(&mock);
+    let client = TestClient::new("allow_once");
+    client.late.lock().unwrap().push("terminal/create");
+    let r = start_agent(&env, client).await;
+    let sid = open_session(&r, caps(false, true), &cwd).await;
+    r.conn
+        .set_session_mode(SetSessionModeRequest::new(sid.clone(), "auto"))
+        .await
+        .unwrap();
+    let turn = r.spawn_prompt(&sid, "run");
+    let pid_file = cwd.join("pid.txt");
+    wait_until("the command to start", || {
+        std::fs::read_to_string(&pid_file)
+            .map(|s| s.ends_with('\n'))
+            .unwrap_or(false)
+    })
+    .await;
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    r.cancel_turn(&sid, turn).await;
+    wait_until("the command to be killed", || !pid_alive(pid)).await;
+    wait_until("the terminal to be released", || {
+        r.client.rec.releases.lock().unwrap().len() == 1
+    })
+    .await;
+    assert_eq!(r.client.rec.kills.lock().unwrap().len(), 1);
+}
+
 #[tokio::test]
 async fn cancel_mid_command_local() {
     cancel_mid_command(false).await;

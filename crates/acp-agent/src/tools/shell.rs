@@ -4,7 +4,7 @@
 //! output is streamed into the tool call. Cancelling the turn kills the
 //! command and everything it started.
 
-use super::{ToolEnv, ToolInput, ToolOutcome, code_block, typed};
+use super::{AskError, ToolEnv, ToolInput, ToolOutcome, code_block, typed};
 use crate::llm::ToolSpec;
 use acp::schema::*;
 use acp_host::Terminals;
@@ -88,10 +88,32 @@ fn message(e: impl std::fmt::Display) -> String {
 impl Host<'_> {
     async fn create(&self, req: CreateTerminalRequest) -> Result<TerminalId, String> {
         let response = match self {
-            Host::Client(env) => env
-                .ask(env.conn.create_terminal(req))
-                .await
-                .map_err(message)?,
+            Host::Client(env) => {
+                let session = req.session_id.clone();
+                let owned = (*env).clone();
+                let mut call = Box::pin(async move { owned.conn.create_terminal(req).await });
+                match env.ask(&mut call).await {
+                    Ok(response) => response,
+                    Err(AskError::Cancelled) => {
+                        // The editor may have started the command already.
+                        // Its answer is still awaited (the request is not
+                        // withdrawn), off the turn so the cancel is not held
+                        // up, and the terminal it names is ended, not leaked.
+                        let env = (*env).clone();
+                        tokio::spawn(async move {
+                            if let Ok(response) = env.ask_to_clean_up(call).await {
+                                let host = Host::Client(&env);
+                                let id = response.terminal_id;
+                                host.kill(KillTerminalRequest::new(session.clone(), id.clone()))
+                                    .await;
+                                host.release(ReleaseTerminalRequest::new(session, id)).await;
+                            }
+                        });
+                        return Err(AskError::Cancelled.to_string());
+                    }
+                    Err(e) => return Err(message(e)),
+                }
+            }
             Host::Local(t) => t.create(req).await.map_err(|e| e.message)?,
         };
         Ok(response.terminal_id)

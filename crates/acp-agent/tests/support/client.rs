@@ -6,6 +6,7 @@ use acp::{Client, NotificationContext, RequestContext};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::io::AsyncReadExt;
 
 /// A terminal command's exit code or signal.
@@ -88,6 +89,8 @@ pub struct TestClient {
     pub oversize: Arc<Mutex<Vec<&'static str>>>,
     /// Methods never answered (a hung editor).
     pub silent: Arc<Mutex<Vec<&'static str>>>,
+    /// Methods answered a second after their work is done (a slow editor).
+    pub late: Arc<Mutex<Vec<&'static str>>>,
 }
 
 /// Bytes of padding that put an answer over the 64 MiB limit.
@@ -101,6 +104,7 @@ impl TestClient {
             whole_files: Arc::default(),
             oversize: Arc::default(),
             silent: Arc::default(),
+            late: Arc::default(),
         }
     }
 
@@ -240,6 +244,9 @@ impl Client for TestClient {
                 kill,
             },
         );
+        if self.late.lock().unwrap().contains(&"terminal/create") {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
         Ok(CreateTerminalResponse::new(id))
     }
 
