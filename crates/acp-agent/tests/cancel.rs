@@ -36,7 +36,18 @@ fn pid_alive(pid: i32) -> bool {
     }
 }
 
-async fn cancel_mid_command(client_terminal: bool) {
+/// A turn in auto mode (no permission prompt) whose one tool call runs
+/// `sleep 30`, started and running: its pid is known.
+struct Sleeping {
+    _dir: tempfile::TempDir,
+    _mock: MockLlm,
+    r: Running,
+    sid: SessionId,
+    turn: tokio::task::JoinHandle<Result<PromptResponse, acp::ConnectionError>>,
+    pid: i32,
+}
+
+async fn start_sleeping_command(client: TestClient, client_terminal: bool) -> Sleeping {
     let dir = tempfile::tempdir().unwrap();
     let cwd = canonical(dir.path());
     let mock = MockLlm::start(vec![tool_reply(
@@ -46,9 +57,8 @@ async fn cancel_mid_command(client_terminal: bool) {
     )])
     .await;
     let env = openai_env(&mock);
-    let r = start_agent(&env, TestClient::new("allow_once")).await;
+    let r = start_agent(&env, client).await;
     let sid = open_session(&r, caps(false, client_terminal), &cwd).await;
-    // Auto mode: no permission prompt.
     r.conn
         .set_session_mode(SetSessionModeRequest::new(sid.clone(), "auto"))
         .await
@@ -66,6 +76,26 @@ async fn cancel_mid_command(client_terminal: bool) {
         .trim()
         .parse()
         .unwrap();
+    Sleeping {
+        _dir: dir,
+        _mock: mock,
+        r,
+        sid,
+        turn,
+        pid,
+    }
+}
+
+async fn cancel_mid_command(client_terminal: bool) {
+    // `_dir` and `_mock` are kept alive to the end of the test.
+    let Sleeping {
+        r,
+        sid,
+        turn,
+        pid,
+        _dir,
+        _mock,
+    } = start_sleeping_command(TestClient::new("allow_once"), client_terminal).await;
     assert!(pid_alive(pid));
     r.cancel_turn(&sid, turn).await;
     wait_until("the command to be killed", || !pid_alive(pid)).await;
@@ -85,36 +115,17 @@ async fn cancel_mid_command(client_terminal: bool) {
 /// leaving the command running.
 #[tokio::test]
 async fn cancel_before_the_editor_answers_terminal_create() {
-    let dir = tempfile::tempdir().unwrap();
-    let cwd = canonical(dir.path());
-    let mock = MockLlm::start(vec![tool_reply(
-        "c1",
-        "run_command",
-        json!({"command": "echo $$ > pid.txt; exec sleep 30"}),
-    )])
-    .await;
-    let env = openai_env(&mock);
     let client = TestClient::new("allow_once");
     client.late.lock().unwrap().push("terminal/create");
-    let r = start_agent(&env, client).await;
-    let sid = open_session(&r, caps(false, true), &cwd).await;
-    r.conn
-        .set_session_mode(SetSessionModeRequest::new(sid.clone(), "auto"))
-        .await
-        .unwrap();
-    let turn = r.spawn_prompt(&sid, "run");
-    let pid_file = cwd.join("pid.txt");
-    wait_until("the command to start", || {
-        std::fs::read_to_string(&pid_file)
-            .map(|s| s.ends_with('\n'))
-            .unwrap_or(false)
-    })
-    .await;
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    // `_dir` and `_mock` are kept alive to the end of the test.
+    let Sleeping {
+        r,
+        sid,
+        turn,
+        pid,
+        _dir,
+        _mock,
+    } = start_sleeping_command(client, true).await;
     r.cancel_turn(&sid, turn).await;
     wait_until("the command to be killed", || !pid_alive(pid)).await;
     wait_until("the terminal to be released", || {
