@@ -1,6 +1,6 @@
 //! Command-line arguments.
 
-use crate::render::Format;
+use crate::view::Format;
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -63,7 +63,7 @@ pub enum Command {
     Connect(ConnectArgs),
     /// Check an agent (or a client) against the protocol: a conformance
     /// suite with a report for people and for CI.
-    Check(crate::check::CheckArgs),
+    Check(crate::commands::check::CheckArgs),
     /// Print a completion script for a shell (for example
     /// `acp completions bash > ~/.local/share/bash-completion/completions/acp`).
     Completions {

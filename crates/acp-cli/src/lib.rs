@@ -1,49 +1,29 @@
 //! `acp`, a terminal client for the Agent Client Protocol.
 //!
 //! The binary's logic lives here so it can be tested: [`cli`] parses the
-//! arguments (and [`docs`] turns them into shell completions and manual pages), [`config`] picks the agent (and [`zed`] imports Zed's), [`exec`] runs one headless prompt
-//! turn, [`chat`] the interactive mode, and [`client::CliClient`] is the client side of the protocol
-//! (permissions, with [`policy`] in front of writes and terminals; file system and terminals
-//! through `acp_host`; elicitations: [`elicit`]), rendering through
-//! [`render::Renderer`] (in chat, to [`output`], which keeps it off the prompt). Exit codes
-//! are listed in [`exit`]. Both modes open their session through `open` and run
-//! turns through [`turn`]; logging in is [`auth`] (and `acp login`: [`login`]).
-//! [`record`] is the recording proxy, writing the format of [`recording`]; [`trace`] shows a
-//! recording and [`mock`] plays one (or a script) as an agent.
+//! arguments, [`run`] hands them to one of the [`commands`]; `acp exec` and
+//! `acp chat` run a [`session`] with an agent, whose client side is
+//! [`host::CliClient`] (permissions, files, terminals, elicitations) and
+//! which shows itself through a [`view`]. [`config`] picks the agent; exit
+//! codes are listed in [`exit`]; [`recording`] is the record file of
+//! `acp record`, `acp trace` and `acp mock`.
 #![deny(missing_docs)]
 
-pub mod auth;
-pub mod chat;
-pub mod check;
 pub mod cli;
-pub mod client;
+pub mod commands;
 pub mod config;
-pub mod connect;
-pub mod console;
-pub mod docs;
-pub mod elicit;
-pub mod exec;
 pub mod exit;
-pub mod login;
-pub mod markdown;
-pub mod mentions;
-pub mod mock;
-mod models;
-mod open;
-pub mod output;
-pub mod permission;
-pub mod policy;
-pub mod recent;
-pub mod record;
+pub mod host;
 pub mod recording;
-pub mod render;
-pub mod serve;
+pub mod session;
 pub mod style;
-pub mod trace;
-pub mod transcript;
 pub mod tty;
-pub mod turn;
-pub mod zed;
+pub mod view;
+
+use commands::agents::zed;
+pub use commands::docs;
+use commands::{chat, check, connect, exec, login, mock, record, serve, trace};
+use view as render;
 
 use cli::{AgentsAction, Cli, Command};
 use config::Config;

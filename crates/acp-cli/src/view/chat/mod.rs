@@ -6,7 +6,7 @@
 //! and committed once when the turn ends; else reprinted when it changes.
 //!
 //! During a turn on a terminal, the bottom of the screen is the live area
-//! ([`crate::console`]): the line the agent is still writing appears there
+//! ([`crate::view::chat::live`]): the line the agent is still writing appears there
 //! as plain text as it streams, and is committed (rendered) once it ends;
 //! tool calls still running are shown there, one line each, updated in
 //! place, and committed as one block when they end (or when the turn does);
@@ -17,10 +17,12 @@
 //! It also keeps what the chat loop needs from the updates: the agent's
 //! slash commands, the current mode, the config options and the last usage.
 
-use crate::console;
-use crate::markdown::{self, highlight, highlighter, inline};
-use crate::output::ChatOutput;
+pub mod live;
+pub mod output;
+
 use crate::style::Style;
+use crate::view::chat::output::ChatOutput;
+use crate::view::markdown::{self, highlight, highlighter, inline};
 use acp::schema::*;
 use std::collections::HashMap;
 use std::io::Write;
@@ -80,7 +82,7 @@ pub struct Transcript {
     plan_held: bool,
     /// Rows of a table still being written (drawn once it ends).
     table: Vec<String>,
-    /// Links are OSC 8 hyperlinks ([`crate::markdown::hyperlinks`]).
+    /// Links are OSC 8 hyperlinks ([`crate::view::markdown::hyperlinks`]).
     hyperlinks: bool,
     /// The width to lay text out for; the terminal's when `None`.
     width: Option<usize>,
@@ -195,7 +197,7 @@ impl Transcript {
             open = format!("{}\n{open}", self.table.join("\n"));
         }
         let dim = self.stream == Some(Stream::Thought);
-        let f = |l: &mut console::Live| {
+        let f = |l: &mut live::Live| {
             l.open = open;
             l.open_dim = dim;
         };
@@ -747,7 +749,11 @@ impl Transcript {
             }
             parts.push(text);
         }
-        parts.extend(self.turn_usage.as_ref().map(crate::models::usage_text));
+        parts.extend(
+            self.turn_usage
+                .as_ref()
+                .map(crate::session::models::usage_text),
+        );
         if !parts.is_empty() {
             let text = format!("── {}", parts.join(" · "));
             self.note(&text);
@@ -774,8 +780,8 @@ fn plain_plan(entries: &[(String, PlanEntryStatus)]) -> Vec<String> {
 fn usage_text(usage: &UsageUpdate) -> String {
     let mut text = format!(
         "{}/{} tokens",
-        console::tokens(usage.used),
-        console::tokens(usage.size)
+        live::tokens(usage.used),
+        live::tokens(usage.size)
     );
     if let Some(cost) = &usage.cost {
         if cost.currency == "USD" {

@@ -39,7 +39,7 @@ pub fn mirror_agent(url: &str, remote: &RemoteArgs) -> Result<ChosenAgent, Failu
     Ok(ChosenAgent {
         command,
         label: url.to_owned(),
-        flag: format!("--agent {}", crate::auth::shell_quote(url)),
+        flag: format!("--agent {}", crate::session::auth::shell_quote(url)),
         defaults: crate::config::AgentDefaults::default(),
     })
 }

@@ -1,6 +1,6 @@
 //! The parts of chat's light markdown: tables, list items with a hanging
 //! indent, links, inline emphasis and code, and the highlighting of fenced
-//! code. [`crate::transcript`] decides what a line is and calls these; they
+//! code. [`crate::view::chat`] decides what a line is and calls these; they
 //! only lay text out.
 //!
 //! - A table (a header row, a delimiter row `|---|:--:|`, body rows) is

@@ -21,7 +21,7 @@
 //! the agent write: anything inside a `.git` directory (hooks and config run
 //! code on the next git command) and acp's own config directory.
 
-use crate::permission::PermissionPolicy;
+use crate::host::permission::PermissionPolicy;
 use acp::schema::{Error, ErrorCode, SessionId, ToolKind};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Mutex, PoisonError};

@@ -5,17 +5,17 @@
 //! When the agent wants a login and a person is at the terminal, acp offers
 //! to run the agent's terminal login there; once it exits 0 the agent is
 //! started again, initialized again, and the session opened as if nothing
-//! had happened. Otherwise the failure says what to do ([`crate::auth`]).
+//! had happened. Otherwise the failure says what to do ([`crate::session::auth`]).
 //!
 //! The session's mode and model come from `--mode` and `--model`, else from
 //! the agent's config entry (`default_mode`, `default_model`,
 //! `default_config_options`, as imported from Zed). A flag that does not fit
 //! the agent is a usage error; a config default that does not fit is a note.
 
-use crate::auth::{self, Login, TerminalCommand};
 use crate::cli::SessionArgs;
-use crate::exec::{Interrupted, Session, Setup};
 use crate::exit::Failure;
+use crate::session::auth::{self, Login, TerminalCommand};
+use crate::session::{Interrupted, Session, Setup};
 use crate::tty::Tty;
 use acp::ClientSideConnection;
 use acp::schema::*;
@@ -272,7 +272,7 @@ impl Session {
     }
 
     /// The session a `--session` value names: a unique prefix of an ID acp
-    /// recorded ([`crate::recent`]) or the agent lists for this directory
+    /// recorded ([`crate::session::recent`]) or the agent lists for this directory
     /// (`session/list`, first page) stands for that ID.
     async fn expand_session(
         &mut self,
@@ -282,8 +282,8 @@ impl Session {
         conn: &ClientSideConnection,
         cwd: &str,
     ) -> Result<String, Failure> {
-        let mut known: Vec<String> = crate::recent::path()
-            .map(|p| crate::recent::read(&p))
+        let mut known: Vec<String> = crate::session::recent::path()
+            .map(|p| crate::session::recent::read(&p))
             .unwrap_or_default()
             .into_iter()
             .map(|r| r.session_id)
@@ -302,7 +302,7 @@ impl Session {
                 known.extend(list.sessions.into_iter().map(|s| s.session_id.to_string()));
             }
         }
-        let id = crate::recent::expand(given, &known).map_err(Failure::usage)?;
+        let id = crate::session::recent::expand(given, &known).map_err(Failure::usage)?;
         if id != given {
             self.client
                 .with_renderer(|r| r.note(&format!("[session] {given} is {id}")));

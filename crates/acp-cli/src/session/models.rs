@@ -13,9 +13,9 @@
 //! known and the option names one of the selector's models, it is the
 //! current one.
 
-use crate::exec::{Interrupted, Session};
 use crate::exit::Failure;
-use crate::open::Opened;
+use crate::session::open::Opened;
+use crate::session::{Interrupted, Session};
 use acp::schema::*;
 use tokio::signal::unix::Signal;
 
@@ -167,7 +167,7 @@ pub(crate) fn switched(
 /// A prompt result's token usage for the status line:
 /// `tokens 1.2k in, 300 out (12 thought, 1k cached)`.
 pub(crate) fn usage_text(usage: &Usage) -> String {
-    let tokens = crate::console::tokens;
+    let tokens = crate::view::chat::live::tokens;
     let mut text = format!(
         "tokens {} in, {} out",
         tokens(usage.input_tokens),

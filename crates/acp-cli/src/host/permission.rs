@@ -10,8 +10,8 @@
 //! the tool kind alone, so one allowed `cat` does not let `rm` run.
 
 use crate::style::Style;
-use crate::transcript::unified_diff;
 use crate::tty::Tty;
+use crate::view::chat::unified_diff;
 use acp::schema::*;
 
 /// How permission requests are answered.
@@ -358,8 +358,8 @@ pub(crate) fn ask_permission(
             option.name,
             style.dim(&format!("[{}]", option.kind))
         );
-        let cols = crate::markdown::terminal_columns().saturating_sub(1);
-        for row in crate::markdown::hanging(&lead, &body, cols) {
+        let cols = crate::view::markdown::terminal_columns().saturating_sub(1);
+        for row in crate::view::markdown::hanging(&lead, &body, cols) {
             text.push_str(&row);
             text.push('\n');
         }

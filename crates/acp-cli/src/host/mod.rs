@@ -1,18 +1,22 @@
 //! The client side of the protocol as `acp` implements it: [`CliClient`].
 //!
 //! It renders session updates (plain text or JSON lines), answers
-//! permission requests by a [`PermissionPolicy`] ([`crate::permission`]),
+//! permission requests by a [`PermissionPolicy`] ([`crate::host::permission`]),
 //! and serves `fs/*` and `terminal/*` through [`acp_host`] once the
-//! [`Gate`] ([`crate::policy`]) lets a write or a command through. In chat it asks elicitations on the terminal (forms, and
-//! links to open in a browser: [`crate::elicit`]); otherwise it declines
+//! [`Gate`] ([`crate::host::policy`]) lets a write or a command through. In chat it asks elicitations on the terminal (forms, and
+//! links to open in a browser: [`crate::host::elicit`]); otherwise it declines
 //! them.
 
-use crate::permission::{
+pub mod elicit;
+pub mod permission;
+pub mod policy;
+
+use crate::host::permission::{
     Asked, Decision, PermissionPolicy, Remembered, ask_on_tty, ask_permission, decide, pick_option,
 };
-use crate::policy::{Gate, Verdict, refused};
-use crate::render::Renderer;
+use crate::host::policy::{Gate, Verdict, refused};
 use crate::tty::Tty;
+use crate::view::Renderer;
 use acp::schema::*;
 use acp::{Client, NotificationContext, RequestContext};
 use acp_host::{Files, TerminalSettings, Terminals};
@@ -554,11 +558,11 @@ impl CliClient {
         message: String,
         link: ElicitationUrlMode,
     ) -> CreateElicitationResponse {
-        let shown = crate::elicit::printable(&link.url);
-        if let Some(why) = crate::elicit::refuse_link(&link.url) {
+        let shown = crate::host::elicit::printable(&link.url);
+        if let Some(why) = crate::host::elicit::refuse_link(&link.url) {
             let note = format!(
                 "[elicitation] declined: {} — {why}: {shown}",
-                crate::elicit::printable(&message)
+                crate::host::elicit::printable(&message)
             );
             self.with_renderer(|r| r.note(&note));
             return CreateElicitationResponse::decline();
@@ -567,7 +571,7 @@ impl CliClient {
         let (text, url) = (message.clone(), link.url.clone());
         let consent = self
             .on_tty(Some(false), move |tty| {
-                crate::elicit::ask_url(tty, &text, &url, color)
+                crate::host::elicit::ask_url(tty, &text, &url, color)
             })
             .await
             .flatten();
@@ -576,7 +580,7 @@ impl CliClient {
             Some(false) => return CreateElicitationResponse::decline(),
             Some(true) => {}
         }
-        let note = match crate::elicit::open_url(&link.url) {
+        let note = match crate::host::elicit::open_url(&link.url) {
             Ok(program) => format!("[elicitation] asked {program} to open the link"),
             Err(why) => format!("[elicitation] {why}; open the link yourself: {shown}"),
         };
@@ -774,7 +778,7 @@ impl Client for CliClient {
                     let (message, schema) = (args.message, form.requested_schema);
                     let response = self
                         .on_tty(CreateElicitationResponse::decline(), move |tty| {
-                            crate::elicit::ask_form(tty, &message, &schema, color)
+                            crate::host::elicit::ask_form(tty, &message, &schema, color)
                         })
                         .await;
                     return Ok(response.unwrap_or_else(CreateElicitationResponse::cancel));
@@ -804,7 +808,7 @@ impl Client for CliClient {
         let what = message.unwrap_or_else(|| args.elicitation_id.to_string());
         let note = format!(
             "[elicitation] completed: {}",
-            crate::elicit::printable(&what)
+            crate::host::elicit::printable(&what)
         );
         self.with_renderer(|r| r.note(&note));
         Ok(())

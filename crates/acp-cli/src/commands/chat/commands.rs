@@ -4,7 +4,7 @@
 
 use super::{BUILTINS, Chat, Next};
 use crate::exit::Failure;
-use crate::open::{describe_value, parse_config_value};
+use crate::session::open::{describe_value, parse_config_value};
 use acp::schema::*;
 use std::sync::PoisonError;
 
@@ -84,7 +84,7 @@ impl Chat<'_> {
         let cols = self.transcript(|t| t.columns()).saturating_sub(1);
         // Each entry's text hangs under where it starts.
         let entry =
-            |lead: String, what: &str| crate::markdown::hanging(&lead, what, cols).join("\n");
+            |lead: String, what: &str| crate::view::markdown::hanging(&lead, what, cols).join("\n");
         let mut text = style.bold("Commands:");
         for (name, what) in BUILTINS {
             let lead = format!("  /{name:<11} ");

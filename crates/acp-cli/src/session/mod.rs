@@ -1,19 +1,23 @@
-//! `acp exec`: one prompt turn, headless.
+//! A session with an agent, for `acp exec`, `acp chat` and `acp login`:
+//! starting the agent, awaiting requests outside a turn (Ctrl-C,
+//! `--timeout`), explaining failures, restarting after a login, closing.
 
-use crate::auth::{self, Login};
-use crate::cli::{ExecArgs, SessionArgs};
-use crate::client::{CliClient, ClientSettings};
+pub mod auth;
+pub mod mentions;
+pub(crate) mod models;
+pub(crate) mod open;
+pub mod recent;
+pub mod turn;
+
+use crate::cli::SessionArgs;
 use crate::config::ChosenAgent;
 use crate::exit::{self, Failure};
-use crate::mentions::prompt_blocks;
-use crate::open::{OpenOptions, Opened};
-use crate::permission::PermissionPolicy;
-use crate::render::{Format, Renderer};
-use crate::turn::{self, Cancelled, TurnEnd};
+use crate::host::permission::PermissionPolicy;
+use crate::host::{CliClient, ClientSettings};
 use acp::schema::*;
 use acp::{AgentProcess, ConnectionError, ConnectionOptions, Dropped};
 use acp_host::{Files, Roots, Sandbox, Support, TerminalSettings};
-use std::io::{IsTerminal, Read};
+use auth::Login;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
@@ -25,52 +29,6 @@ const STEP_NOTICE: Duration = Duration::from_secs(15);
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How many of the agent's last stderr lines a crash report shows.
 const CRASH_TAIL: usize = 10;
-
-/// Runs `acp exec` and returns the exit code.
-/// Under `--format json`, a failure also ends standard output with one
-/// JSON line ([`Failure::json_line`]).
-pub async fn run(agent: ChosenAgent, args: ExecArgs) -> Result<u8, Failure> {
-    let json = args.format == Format::Json;
-    let mut session_id = None;
-    let result = run_exec(agent, args, &mut session_id).await;
-    if json && let Err(failure) = &result {
-        // After every update line (the renderer has flushed them).
-        println!("{}", failure.json_line(session_id.as_deref()));
-    }
-    result
-}
-
-async fn run_exec(
-    agent: ChosenAgent,
-    args: ExecArgs,
-    session_id: &mut Option<String>,
-) -> Result<u8, Failure> {
-    let prompt = read_prompt(&args.prompt)?;
-    let attached = std::io::stdin().is_terminal();
-    let default_policy = if attached {
-        PermissionPolicy::Ask
-    } else {
-        PermissionPolicy::DenyAll
-    };
-    let mut setup = Setup::new(&args.session, default_policy)?;
-    setup.interactive = attached;
-    let client = CliClient::new(setup.settings(false), Renderer::stdio(args.format));
-    let mut interrupts = watch_interrupts()?;
-    let restart = agent.clone();
-    let process = spawn_agent(agent, &setup.cwd, &client, args.session.verbose)?;
-    let mut session = Session::new(client.clone(), process).restartable(
-        restart,
-        &setup.cwd,
-        args.session.verbose,
-    );
-    let result = session.drive(&mut interrupts, &args, &setup, prompt).await;
-    session.close().await;
-    *session_id = session.session_id.as_ref().map(|id| id.to_string());
-    if result.is_err() {
-        client.with_renderer(|r| r.break_line());
-    }
-    result
-}
 
 /// Directories, permission policy and sandbox of a session, from the
 /// options.
@@ -410,71 +368,6 @@ impl Session {
         configured || std::env::var_os(name).is_some_and(|v| !v.is_empty())
     }
 
-    async fn drive(
-        &mut self,
-        interrupts: &mut Signal,
-        args: &ExecArgs,
-        setup: &Setup,
-        prompt: String,
-    ) -> Result<u8, Failure> {
-        let capabilities = auth::advertise(self.client.capabilities());
-        if args.session.verbose {
-            self.client.with_renderer(|r| {
-                r.note(&format!("[policy] {}", setup.policy_state()));
-                r.note(&format!("[sandbox] {}", setup.sandbox_state));
-            });
-        }
-        let options = OpenOptions {
-            show_replay: false,
-            prefer_load: false,
-        };
-        let Opened {
-            conn,
-            caps,
-            session_id,
-            ..
-        } = self
-            .open(interrupts, &args.session, setup, capabilities, options)
-            .await?;
-        self.client
-            .with_renderer(|r| r.note(&format!("[session] {session_id}")));
-
-        let blocks = prompt_blocks(
-            &prompt,
-            &setup.cwd,
-            caps.prompt_capabilities.embedded_context,
-        );
-        let limits = turn::Limits {
-            timeout: setup.timeout,
-        };
-        let end = turn::run(self, &conn, &session_id, blocks, interrupts, limits).await;
-        let (response, cancelled) = match end {
-            TurnEnd::Answered {
-                response,
-                cancelled,
-            } => (response, cancelled),
-            TurnEnd::Failed(failure) | TurnEnd::Fatal(failure) => return Err(failure),
-        };
-        if cancelled == Some(Cancelled::TimedOut) {
-            self.client.with_renderer(|r| r.break_line());
-            return Err(turn::timeout_failure(
-                setup.timeout.unwrap_or_default(),
-                false,
-            ));
-        }
-        self.client
-            .with_renderer(|r| r.finish(&session_id, &response.stop_reason));
-        Ok(match response.stop_reason {
-            _ if cancelled.is_some() => exit::CANCELLED,
-            StopReason::EndTurn if self.client.denied_count() > 0 => exit::PERMISSION_DENIED,
-            StopReason::EndTurn => exit::OK,
-            StopReason::Refusal => exit::REFUSAL,
-            StopReason::MaxTokens | StopReason::MaxTurnRequests => exit::LIMIT,
-            StopReason::Cancelled => exit::CANCELLED,
-            _ => exit::AGENT_ERROR,
-        })
-    }
-
     /// Awaits one request made outside a turn; Ctrl-C abandons it, and so
     /// does `--timeout` running out. After 15 s a note says what acp is
     /// waiting for.
@@ -608,31 +501,4 @@ impl Session {
         };
         auth::advice(&problem, &logins, &cx)
     }
-}
-
-fn read_prompt(words: &[String]) -> Result<String, Failure> {
-    let prompt = match words {
-        [] => None,
-        [dash] if dash == "-" => None,
-        words => Some(words.join(" ")),
-    };
-    let prompt = match prompt {
-        Some(text) => text,
-        None => {
-            if std::io::stdin().is_terminal() {
-                return Err(Failure::usage(
-                    "no prompt: pass it as an argument or on standard input (acp exec \"fix the tests\")",
-                ));
-            }
-            let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).map_err(|e| {
-                Failure::usage(format!("cannot read the prompt from standard input: {e}"))
-            })?;
-            text
-        }
-    };
-    if prompt.trim().is_empty() {
-        return Err(Failure::usage("the prompt is empty"));
-    }
-    Ok(prompt)
 }

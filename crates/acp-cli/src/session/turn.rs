@@ -10,8 +10,8 @@
 //! - A message over the size limit ends the run at once (the agent or acp
 //!   could now wait forever for what was lost).
 
-use crate::exec::{Session, overlong_failure};
 use crate::exit::{self, Failure};
+use crate::session::{Session, overlong_failure};
 use acp::ClientSideConnection;
 use acp::schema::*;
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //!   rustyline's external printer, which prints it above the prompt and
 //!   redraws the prompt and the line under it.
 //! - While a turn runs (on a terminal), the bottom of the screen is the
-//!   live area of [`crate::console`]: text is committed above it, and it is
+//!   live area of [`crate::view::chat::live`]: text is committed above it, and it is
 //!   redrawn under it. The terminal does not echo: what the user types goes
 //!   into the live area's input line (type-ahead), never into the
 //!   transcript, and is handed to the line editor when the turn ends. A
@@ -21,8 +21,8 @@
 //! thread that does ([`ChatOutput::attach`]). In that narrow case the text
 //! is shown late, above the next prompt, but nothing stalls.
 
-use crate::console::{self, Decoder, Live};
 use crate::style::Style;
+use crate::view::chat::live::{self, Decoder, Live};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::termios::{self, InputFlags, LocalFlags, SetArg, SpecialCharacterIndices, Termios};
 use std::io::{IsTerminal, Read, Write};
@@ -107,7 +107,7 @@ impl Turn {
         let _ = write!(out, "\x1b[?25l{}\x1b[?25h", rows.join("\r\n"));
         self.drawn = rows
             .iter()
-            .map(|r| crate::markdown::visible_width(r))
+            .map(|r| crate::view::markdown::visible_width(r))
             .collect();
         self.last_draw = Instant::now();
         self.dirty = false;
@@ -449,7 +449,7 @@ impl ChatOutput {
             let keys = decoder.keys(&buf[..n]);
             self.live(|live| {
                 for key in keys {
-                    if console::apply(&mut live.input, key) {
+                    if live::apply(&mut live.input, key) {
                         live.hint = Some((
                             "Enter sends once the turn ends".to_owned(),
                             Instant::now() + HINT_FOR,

@@ -9,15 +9,15 @@
 //!
 //! Without METHOD the methods are listed; in a terminal, acp asks which.
 
-use crate::auth::{self, Kind, Login};
 use crate::cli::{LoginArgs, SessionArgs};
-use crate::client::CliClient;
 use crate::config::ChosenAgent;
-use crate::exec::{Interrupted, Session, Setup, spawn_agent, watch_interrupts};
 use crate::exit::{self, Failure};
-use crate::permission::PermissionPolicy;
-use crate::render::{Format, Renderer};
+use crate::host::CliClient;
+use crate::host::permission::PermissionPolicy;
+use crate::session::auth::{self, Kind, Login};
+use crate::session::{Interrupted, Session, Setup, spawn_agent, watch_interrupts};
 use crate::tty::Tty;
+use crate::view::{Format, Renderer};
 use acp::schema::AuthenticateRequest;
 use std::io::IsTerminal;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //!
 //! `/sessions` merges what the agent lists (`session/list`, every page up
 //! to [`MAX_SESSION_PAGES`], asked for this directory) with acp's own
-//! record ([`crate::recent`]: the sessions acp had here with this agent,
+//! record ([`crate::session::recent`]: the sessions acp had here with this agent,
 //! how many prompts it sent in each and the first of them). Each row shows
 //! a title (the agent's, else acp's first prompt in quotes), how long ago
 //! the session was last active, the number of prompts when acp knows it,
@@ -18,8 +18,8 @@
 
 use super::{Chat, MAX_SESSION_PAGES};
 use crate::exit::Failure;
-use crate::open::How;
-use crate::recent::Recent;
+use crate::session::open::How;
+use crate::session::recent::Recent;
 use crate::tty::Tty;
 use acp::schema::*;
 use std::sync::Arc;
@@ -256,14 +256,14 @@ impl Chat<'_> {
         let ours = self
             .recent
             .as_deref()
-            .map(crate::recent::read)
+            .map(crate::session::recent::read)
             .unwrap_or_default();
         let rows = merge(&listed, &ours, &cwd, &self.label);
         let mut text = if rows.is_empty() {
             format!("No sessions in {cwd}.")
         } else {
             let current = self.opened.session_id.to_string();
-            listing(&rows, &cwd, &current, crate::recent::now())
+            listing(&rows, &cwd, &current, crate::session::recent::now())
         };
         if more {
             text.push_str("\n  (more sessions not shown)");
@@ -377,12 +377,12 @@ impl Chat<'_> {
         let known: Vec<String> = self
             .recent
             .as_deref()
-            .map(crate::recent::read)
+            .map(crate::session::recent::read)
             .unwrap_or_default()
             .into_iter()
             .map(|r| r.session_id)
             .collect();
-        let id = match crate::recent::expand(given, &known) {
+        let id = match crate::session::recent::expand(given, &known) {
             Ok(id) => id,
             Err(why) => {
                 self.error(why.trim_start_matches("--session "));

@@ -181,7 +181,7 @@ pub struct ChosenAgent {
 /// config's `default_agent`, else [`DEFAULT_AGENT_PROGRAM`].
 pub fn choose_agent(config: &Config, requested: Option<&str>) -> Result<ChosenAgent, Failure> {
     let flag = requested
-        .map(|value| format!("--agent {}", crate::auth::shell_quote(value)))
+        .map(|value| format!("--agent {}", crate::session::auth::shell_quote(value)))
         .unwrap_or_default();
     let requested = requested.or(config.default_agent.as_deref());
     if let Some(value) = requested {

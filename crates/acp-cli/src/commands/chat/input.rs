@@ -3,7 +3,7 @@
 //! trailing backslash start a new line.
 
 use super::BUILTINS;
-use crate::transcript::Commands;
+use crate::view::chat::Commands;
 use rustyline::completion::{Completer, Pair};
 use rustyline::validate::{ValidationContext, ValidationResult};
 use std::path::{Path, PathBuf};

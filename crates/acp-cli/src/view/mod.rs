@@ -2,8 +2,11 @@
 //! output with tool calls, plans and permission decisions summarised on
 //! standard error, or every session update as one JSON line.
 
-use crate::permission::Decision;
-use crate::transcript::{Commands, Transcript};
+pub mod chat;
+pub mod markdown;
+
+use crate::host::permission::Decision;
+use crate::view::chat::{Commands, Transcript};
 use acp::schema::*;
 use std::io::Write;
 
@@ -56,7 +59,7 @@ impl Renderer {
     }
 
     /// The renderer of `acp chat`: a transcript written to `out` (standard
-    /// output, or above the line editor's prompt: [`crate::output`]).
+    /// output, or above the line editor's prompt: [`crate::view::chat::output`]).
     pub fn chat(color: bool, commands: Commands, out: Box<dyn Write + Send>) -> Self {
         let mut renderer = Self::stdio(Format::Text);
         renderer.chat = Some(Transcript::new(out, color, commands));
@@ -69,7 +72,7 @@ impl Renderer {
     }
 
     /// The owner of chat's live area, when this is the chat renderer.
-    pub fn live_output(&self) -> Option<crate::output::ChatOutput> {
+    pub fn live_output(&self) -> Option<crate::view::chat::output::ChatOutput> {
         self.chat.as_ref().and_then(Transcript::live_output)
     }
 

@@ -4,26 +4,26 @@
 //! transcript streams above a live area (the open line, running tool calls,
 //! a status line with a spinner and the elapsed time) and what the user
 //! types goes into the live area's input line, to be edited and sent after
-//! the turn ([`crate::output`], [`crate::console`]). What the agent sends
+//! the turn ([`crate::view::chat::output`], [`crate::view::chat::live`]). What the agent sends
 //! between turns is printed above the prompt, which is then redrawn with
 //! the half-typed line, so the two never write over each other.
 //!
 //! Each prompt is appended to the history as it is entered, so a hang-up
-//! loses none; each session opened is recorded ([`crate::recent`]) for
+//! loses none; each session opened is recorded ([`crate::session::recent`]) for
 //! `--continue`. When the agent crashes, the message says how to resume.
 
 use crate::cli::ChatArgs;
-use crate::client::CliClient;
 use crate::config::ChosenAgent;
-use crate::exec::{Interrupted, Session, Setup, spawn_agent, watch_interrupts};
 use crate::exit::{self, Failure};
-use crate::mentions::prompt_blocks;
-use crate::open::{How, OpenOptions, Opened};
-use crate::output::ChatOutput;
-use crate::permission::PermissionPolicy;
-use crate::render::Renderer;
-use crate::transcript::{Commands, Transcript};
-use crate::turn::{self, Cancelled, TurnEnd};
+use crate::host::CliClient;
+use crate::host::permission::PermissionPolicy;
+use crate::session::mentions::prompt_blocks;
+use crate::session::open::{How, OpenOptions, Opened};
+use crate::session::turn::{self, Cancelled, TurnEnd};
+use crate::session::{Interrupted, Session, Setup, spawn_agent, watch_interrupts};
+use crate::view::Renderer;
+use crate::view::chat::output::ChatOutput;
+use crate::view::chat::{Commands, Transcript};
 use acp::schema::*;
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
@@ -115,13 +115,13 @@ pub async fn run(agent: ChosenAgent, mut args: ChatArgs) -> Result<u8, Failure> 
     let mut setup = Setup::new(&args.session, PermissionPolicy::Ask)?;
     setup.interactive = true;
     let cwd_text = setup.cwd.to_string_lossy().into_owned();
-    let recent_path = crate::recent::path();
+    let recent_path = crate::session::recent::path();
     if args.resume_last {
         let list = recent_path
             .as_deref()
-            .map(crate::recent::read)
+            .map(crate::session::recent::read)
             .unwrap_or_default();
-        let Some(last) = crate::recent::last(&list, &cwd_text, &agent.label) else {
+        let Some(last) = crate::session::recent::last(&list, &cwd_text, &agent.label) else {
             return Err(Failure::usage(format!(
                 "--continue: acp has had no session with {} in {cwd_text}; start one with acp chat",
                 agent.label
@@ -151,7 +151,7 @@ pub async fn run(agent: ChosenAgent, mut args: ChatArgs) -> Result<u8, Failure> 
         &setup.cwd,
         args.session.verbose,
     );
-    let capabilities = crate::auth::advertise(client.capabilities())
+    let capabilities = crate::session::auth::advertise(client.capabilities())
         .elicitation(
             ElicitationCapabilities::new()
                 .form(ElicitationFormCapabilities::new())
@@ -273,15 +273,15 @@ impl Chat<'_> {
     /// Records the open session for `--continue` (a failure is a note).
     fn remember_session(&self) {
         let Some(path) = &self.recent else { return };
-        let entry = crate::recent::Recent {
+        let entry = crate::session::recent::Recent {
             cwd: self.setup.cwd.to_string_lossy().into_owned(),
             agent: self.label.clone(),
             session_id: self.opened.session_id.to_string(),
-            at: crate::recent::now(),
+            at: crate::session::recent::now(),
             prompts: 0,
             title: None,
         };
-        if let Err(e) = crate::recent::record(path, entry) {
+        if let Err(e) = crate::session::recent::record(path, entry) {
             self.transcript(|t| {
                 t.note(&format!(
                     "[warning] cannot record the session in {}: {e}",
@@ -295,15 +295,15 @@ impl Chat<'_> {
     /// said when the session was recorded, so it is not repeated).
     fn count_prompt(&self, text: &str) {
         let Some(path) = &self.recent else { return };
-        let entry = crate::recent::Recent {
+        let entry = crate::session::recent::Recent {
             cwd: self.setup.cwd.to_string_lossy().into_owned(),
             agent: self.label.clone(),
             session_id: self.opened.session_id.to_string(),
-            at: crate::recent::now(),
+            at: crate::session::recent::now(),
             prompts: 0,
             title: None,
         };
-        let _ = crate::recent::prompted(path, entry, text);
+        let _ = crate::session::recent::prompted(path, entry, text);
     }
 
     /// Takes the modes and config options of the session response.
@@ -562,7 +562,7 @@ impl Drop for LiveTurn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::open::parse_config_value;
+    use crate::session::open::parse_config_value;
 
     #[test]
     fn completes_slash_commands() {

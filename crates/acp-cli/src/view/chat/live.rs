@@ -9,7 +9,7 @@
 //! shows can change in place (a tool call's status, the open paragraph).
 //!
 //! This module holds the state and turns it into screen rows, and decodes
-//! the keys typed during a turn; [`crate::output`] owns the terminal.
+//! the keys typed during a turn; [`crate::view::chat::output`] owns the terminal.
 
 use crate::style::Style;
 use std::time::{Duration, Instant};

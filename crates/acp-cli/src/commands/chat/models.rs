@@ -1,10 +1,10 @@
 //! `/model`: lists the session's models (the current one marked) or switches
 //! to one, through the agent's model selector or its model config option
-//! (see [`crate::models`]).
+//! (see [`crate::session::models`]).
 
 use super::Chat;
 use crate::exit::Failure;
-use crate::models::{self, Via};
+use crate::session::models::{self, Via};
 use acp::schema::*;
 
 impl Chat<'_> {

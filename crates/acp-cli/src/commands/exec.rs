@@ -1,0 +1,156 @@
+//! `acp exec`: one prompt turn, headless.
+
+use crate::cli::ExecArgs;
+use crate::config::ChosenAgent;
+use crate::exit::{self, Failure};
+use crate::host::CliClient;
+use crate::host::permission::PermissionPolicy;
+use crate::session::auth;
+use crate::session::mentions::prompt_blocks;
+use crate::session::open::{OpenOptions, Opened};
+use crate::session::turn::{self, Cancelled, TurnEnd};
+use crate::session::{Session, Setup, spawn_agent, watch_interrupts};
+use crate::view::{Format, Renderer};
+use acp::schema::*;
+use std::io::{IsTerminal, Read};
+use tokio::signal::unix::Signal;
+
+/// Runs `acp exec` and returns the exit code.
+/// Under `--format json`, a failure also ends standard output with one
+/// JSON line ([`Failure::json_line`]).
+pub async fn run(agent: ChosenAgent, args: ExecArgs) -> Result<u8, Failure> {
+    let json = args.format == Format::Json;
+    let mut session_id = None;
+    let result = run_exec(agent, args, &mut session_id).await;
+    if json && let Err(failure) = &result {
+        // After every update line (the renderer has flushed them).
+        println!("{}", failure.json_line(session_id.as_deref()));
+    }
+    result
+}
+
+async fn run_exec(
+    agent: ChosenAgent,
+    args: ExecArgs,
+    session_id: &mut Option<String>,
+) -> Result<u8, Failure> {
+    let prompt = read_prompt(&args.prompt)?;
+    let attached = std::io::stdin().is_terminal();
+    let default_policy = if attached {
+        PermissionPolicy::Ask
+    } else {
+        PermissionPolicy::DenyAll
+    };
+    let mut setup = Setup::new(&args.session, default_policy)?;
+    setup.interactive = attached;
+    let client = CliClient::new(setup.settings(false), Renderer::stdio(args.format));
+    let mut interrupts = watch_interrupts()?;
+    let restart = agent.clone();
+    let process = spawn_agent(agent, &setup.cwd, &client, args.session.verbose)?;
+    let mut session = Session::new(client.clone(), process).restartable(
+        restart,
+        &setup.cwd,
+        args.session.verbose,
+    );
+    let result = drive(&mut session, &mut interrupts, &args, &setup, prompt).await;
+    session.close().await;
+    *session_id = session.session_id.as_ref().map(|id| id.to_string());
+    if result.is_err() {
+        client.with_renderer(|r| r.break_line());
+    }
+    result
+}
+
+async fn drive(
+    session: &mut Session,
+    interrupts: &mut Signal,
+    args: &ExecArgs,
+    setup: &Setup,
+    prompt: String,
+) -> Result<u8, Failure> {
+    let capabilities = auth::advertise(session.client.capabilities());
+    if args.session.verbose {
+        session.client.with_renderer(|r| {
+            r.note(&format!("[policy] {}", setup.policy_state()));
+            r.note(&format!("[sandbox] {}", setup.sandbox_state));
+        });
+    }
+    let options = OpenOptions {
+        show_replay: false,
+        prefer_load: false,
+    };
+    let Opened {
+        conn,
+        caps,
+        session_id,
+        ..
+    } = session
+        .open(interrupts, &args.session, setup, capabilities, options)
+        .await?;
+    session
+        .client
+        .with_renderer(|r| r.note(&format!("[session] {session_id}")));
+
+    let blocks = prompt_blocks(
+        &prompt,
+        &setup.cwd,
+        caps.prompt_capabilities.embedded_context,
+    );
+    let limits = turn::Limits {
+        timeout: setup.timeout,
+    };
+    let end = turn::run(session, &conn, &session_id, blocks, interrupts, limits).await;
+    let (response, cancelled) = match end {
+        TurnEnd::Answered {
+            response,
+            cancelled,
+        } => (response, cancelled),
+        TurnEnd::Failed(failure) | TurnEnd::Fatal(failure) => return Err(failure),
+    };
+    if cancelled == Some(Cancelled::TimedOut) {
+        session.client.with_renderer(|r| r.break_line());
+        return Err(turn::timeout_failure(
+            setup.timeout.unwrap_or_default(),
+            false,
+        ));
+    }
+    session
+        .client
+        .with_renderer(|r| r.finish(&session_id, &response.stop_reason));
+    Ok(match response.stop_reason {
+        _ if cancelled.is_some() => exit::CANCELLED,
+        StopReason::EndTurn if session.client.denied_count() > 0 => exit::PERMISSION_DENIED,
+        StopReason::EndTurn => exit::OK,
+        StopReason::Refusal => exit::REFUSAL,
+        StopReason::MaxTokens | StopReason::MaxTurnRequests => exit::LIMIT,
+        StopReason::Cancelled => exit::CANCELLED,
+        _ => exit::AGENT_ERROR,
+    })
+}
+
+fn read_prompt(words: &[String]) -> Result<String, Failure> {
+    let prompt = match words {
+        [] => None,
+        [dash] if dash == "-" => None,
+        words => Some(words.join(" ")),
+    };
+    let prompt = match prompt {
+        Some(text) => text,
+        None => {
+            if std::io::stdin().is_terminal() {
+                return Err(Failure::usage(
+                    "no prompt: pass it as an argument or on standard input (acp exec \"fix the tests\")",
+                ));
+            }
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).map_err(|e| {
+                Failure::usage(format!("cannot read the prompt from standard input: {e}"))
+            })?;
+            text
+        }
+    };
+    if prompt.trim().is_empty() {
+        return Err(Failure::usage("the prompt is empty"));
+    }
+    Ok(prompt)
+}
