@@ -20,10 +20,8 @@ pub mod style;
 pub mod tty;
 pub mod view;
 
-use commands::agents::zed;
 pub use commands::docs;
 use commands::{chat, check, connect, exec, login, mock, record, serve, trace};
-use view as render;
 
 use cli::{AgentsAction, Cli, Command};
 use config::Config;
@@ -57,7 +55,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
     };
     let (path, explicit) = match &cli.config {
         Some(path) => (Some(path.clone()), true),
-        None => (config::default_config_path(), false),
+        None => (config::paths::default_config_path(), false),
     };
     if let Command::Agents(cli::AgentsArgs {
         action: Some(AgentsAction::ImportZed { settings }),
@@ -66,7 +64,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         let path = path.ok_or_else(|| {
             Failure::usage("cannot find the config directory; name the config file with --config")
         })?;
-        return zed::import(settings.as_deref(), &path);
+        return commands::agents::import::run(settings.as_deref(), &path);
     }
     let config = match &path {
         Some(path) => Config::load(path, explicit),
@@ -75,7 +73,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
     let config = match (config, &command) {
         (Ok(config), _) => config,
         // Under --format json, every failure ends with a JSON line.
-        (Err(failure), Command::Exec(args)) if args.format == render::Format::Json => {
+        (Err(failure), Command::Exec(args)) if args.format == cli::Format::Json => {
             println!("{}", failure.json_line(None));
             return Err(failure);
         }
@@ -83,11 +81,11 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
     };
     match command {
         Command::Agents(_) => {
-            list_agents(&config, path.as_deref());
+            commands::agents::list(&config, path.as_deref());
             Ok(exit::OK)
         }
         Command::Exec(args) => {
-            let json = args.format == render::Format::Json;
+            let json = args.format == cli::Format::Json;
             let agent =
                 pick_agent(&config, cli.agent.as_deref(), &cli.remote).inspect_err(|f| {
                     if json {
@@ -120,26 +118,7 @@ fn pick_agent(
     remote: &cli::RemoteArgs,
 ) -> Result<config::ChosenAgent, Failure> {
     match requested {
-        Some(url) if acp::remote::is_url(url) => connect::mirror_agent(url, remote),
+        Some(url) if acp::remote::is_url(url) => config::remote::mirror_agent(url, remote),
         requested => config::choose_agent(config, requested),
-    }
-}
-
-fn list_agents(config: &Config, path: Option<&std::path::Path>) {
-    let origin = path.map(|p| p.display().to_string()).unwrap_or_default();
-    if config.agents.is_empty() {
-        println!("no agents configured in {origin}");
-        println!(
-            "add one like this:\n\n[agents.NAME]\ncommand = \"npx\"\nargs = [\"-y\", \"@agentclientprotocol/claude-agent-acp\"]"
-        );
-    }
-    let width = config.agents.keys().map(String::len).max().unwrap_or(0);
-    for (name, entry) in &config.agents {
-        let mark = if config.default_agent.as_deref() == Some(name) {
-            " (default)"
-        } else {
-            ""
-        };
-        println!("{name:width$}  {}{mark}", entry.display());
     }
 }

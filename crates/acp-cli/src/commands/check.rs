@@ -1,150 +1,15 @@
 //! `acp check agent` and `acp check client`: the conformance suite of crate
-//! `acp_check`, on the command line. This module only parses options, runs
-//! the suite and writes the report.
+//! `acp_check`, on the command line. This module only checks options
+//! ([`crate::cli::check`]), runs the suite and writes the report.
 
+use crate::cli::check::{
+    AgentCheckArgs, CheckArgs, CheckSide, ClientCheckArgs, CommonArgs, ReportFormat,
+};
 use crate::exit::Failure;
 use acp_check::agent::{self, AgentOptions};
 use acp_check::client::{self, ClientOptions};
 use acp_check::{Filters, Report};
-use clap::{Args, Subcommand, ValueEnum};
-use std::path::PathBuf;
 use std::time::Duration;
-
-/// Arguments of `acp check`.
-#[derive(Debug, Args)]
-pub struct CheckArgs {
-    /// Which side to check.
-    #[command(subcommand)]
-    pub side: CheckSide,
-}
-
-/// The subcommands of `acp check`.
-#[derive(Debug, Subcommand)]
-pub enum CheckSide {
-    /// Judge an agent through a full life: `acp check agent -- AGENT [ARGS…]`.
-    Agent(AgentCheckArgs),
-    /// Judge a client through one prompt turn: `acp check client --
-    /// CLIENT … {agent} …` (`{agent}` is replaced by the checking agent's
-    /// command).
-    Client(ClientCheckArgs),
-    /// The checking agent of `acp check client` (started by the client under
-    /// test through `{agent}`): relays its stdin and stdout to the judge.
-    #[command(name = "__agent", hide = true)]
-    Relay {
-        /// The judge's socket.
-        socket: PathBuf,
-    },
-}
-
-/// How the report is written on standard output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
-    /// One line per check, grouped by area, and the counts.
-    Text,
-    /// One JSON document.
-    Json,
-}
-
-/// Options of every `acp check`.
-#[derive(Debug, Args)]
-pub struct CommonArgs {
-    /// How the report is written on standard output.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: ReportFormat,
-    /// Also write the report as JUnit XML to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
-    /// Features the peer claims (comma-separated, for example
-    /// `load,modes,tools`): a skipped check of one of them fails.
-    #[arg(long, value_name = "FEATURES", value_delimiter = ',')]
-    pub expect: Vec<String>,
-    /// Known failures, one check name a line (`#` comments): they are
-    /// reported but do not fail the run; entries that pass are pointed out.
-    #[arg(long, value_name = "FILE")]
-    pub baseline: Option<PathBuf>,
-    /// Run only the checks whose name starts with one of these (repeatable,
-    /// comma-separated).
-    #[arg(long, value_name = "NAME", value_delimiter = ',')]
-    pub only: Vec<String>,
-    /// Do not run the checks whose name starts with one of these.
-    #[arg(long, value_name = "NAME", value_delimiter = ',')]
-    pub skip: Vec<String>,
-    /// Write every line exchanged to FILE (JSON lines: wire, dir, ms, line).
-    #[arg(long, value_name = "FILE")]
-    pub trace: Option<PathBuf>,
-    /// Print the checks (name, feature, rule, docs) and exit.
-    #[arg(long)]
-    pub list: bool,
-}
-
-/// Arguments of `acp check agent`.
-#[derive(Debug, Args)]
-pub struct AgentCheckArgs {
-    /// The options of every `acp check`.
-    #[command(flatten)]
-    pub common: CommonArgs,
-    /// Authenticate with this auth method (an id the agent advertises).
-    #[arg(long, value_name = "METHOD")]
-    pub auth: Option<String>,
-    /// What the agent is asked in the ordinary turns (repeatable; one turn
-    /// each). `{workspace}` stands for the temporary workspace's path.
-    #[arg(long, value_name = "TEXT")]
-    pub prompt: Vec<String>,
-    /// What the agent is asked in the turn to be cancelled: something that
-    /// keeps it busy for a few seconds.
-    #[arg(long, value_name = "TEXT")]
-    pub cancel_prompt: Option<String>,
-    /// How long a request may take, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
-    pub timeout: f64,
-    /// How soon after `session/cancel` the turn must end, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
-    pub cancel_within: f64,
-    /// The agent's command line.
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "AGENT"
-    )]
-    pub command: Vec<String>,
-}
-
-/// Arguments of `acp check client`.
-#[derive(Debug, Args)]
-#[command(after_help = CLIENT_HELP)]
-pub struct ClientCheckArgs {
-    /// The options of every `acp check`.
-    #[command(flatten)]
-    pub common: CommonArgs,
-    /// How long each request may take, and how long the client may take to
-    /// start the agent and to send its prompt, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
-    pub timeout: f64,
-    /// How soon after the interrupt the client must send `session/cancel`,
-    /// in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
-    pub cancel_within: f64,
-    /// Do not send SIGINT to the client at the end of the turn; wait for a
-    /// person to cancel it instead (an interactive client's stop button).
-    #[arg(long)]
-    pub no_interrupt: bool,
-    /// The client's command line, with `{agent}` where it takes the agent's
-    /// command.
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CLIENT"
-    )]
-    pub command: Vec<String>,
-}
-
-const CLIENT_HELP: &str = "\
-{agent} is replaced by the path of a script that runs the checking agent: as a whole word
-as it is, inside a longer word shell-quoted. The client runs in a temporary directory
-(its workspace); everything happens in its first prompt turn, so a headless client needs
-a prompt on its command line and an interactive one needs one prompt typed:
-
-    acp check client -- acp exec --agent {agent} --approve-all hello";
 
 fn seconds(value: f64, name: &str) -> Result<Duration, Failure> {
     Duration::try_from_secs_f64(value)

@@ -1,6 +1,7 @@
 //! `acp exec`: one prompt turn, headless.
 
 use crate::cli::ExecArgs;
+use crate::cli::Format;
 use crate::config::ChosenAgent;
 use crate::exit::{self, Failure};
 use crate::host::CliClient;
@@ -10,7 +11,7 @@ use crate::session::mentions::prompt_blocks;
 use crate::session::open::{OpenOptions, Opened};
 use crate::session::turn::{self, Cancelled, TurnEnd};
 use crate::session::{Session, Setup, spawn_agent, watch_interrupts};
-use crate::view::{Format, Renderer};
+use crate::view::Renderer;
 use acp::schema::*;
 use std::io::{IsTerminal, Read};
 use tokio::signal::unix::Signal;

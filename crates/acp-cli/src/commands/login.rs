@@ -9,6 +9,7 @@
 //!
 //! Without METHOD the methods are listed; in a terminal, acp asks which.
 
+use crate::cli::Format;
 use crate::cli::{LoginArgs, SessionArgs};
 use crate::config::ChosenAgent;
 use crate::exit::{self, Failure};
@@ -17,7 +18,7 @@ use crate::host::permission::PermissionPolicy;
 use crate::session::auth::{self, Kind, Login};
 use crate::session::{Interrupted, Session, Setup, spawn_agent, watch_interrupts};
 use crate::tty::Tty;
-use crate::view::{Format, Renderer};
+use crate::view::Renderer;
 use acp::schema::AuthenticateRequest;
 use std::io::IsTerminal;
 use std::sync::Arc;

@@ -7,7 +7,7 @@
 //! the connection's id on each.
 
 use crate::cli::{LogFormat, ServeArgs};
-use crate::commands::connect::read_token;
+use crate::config::remote::read_token;
 use crate::exit::{self, Failure};
 use acp::AgentCommand;
 use acp::remote::server::{ConnectionInfo, Server, ServerOptions, Upstream};

@@ -22,6 +22,9 @@
 //! With no `--agent`, `default_agent` is used, and then `acp-agent` (found
 //! on `PATH` or beside the `acp` executable).
 
+pub mod paths;
+pub mod remote;
+
 use crate::exit::Failure;
 use acp::AgentCommand;
 use serde::Deserialize;
@@ -129,11 +132,6 @@ pub struct AgentDefaults {
     pub options: Vec<(String, String)>,
 }
 
-/// Where the config file is read from unless `--config` says otherwise.
-pub fn default_config_path() -> Option<PathBuf> {
-    dirs::config_dir().map(|dir| dir.join("acp").join("config.toml"))
-}
-
 impl Config {
     /// Parses a config file's text; `origin` names it in error messages.
     pub fn parse(text: &str, origin: &Path) -> Result<Config, Failure> {
@@ -181,7 +179,7 @@ pub struct ChosenAgent {
 /// config's `default_agent`, else [`DEFAULT_AGENT_PROGRAM`].
 pub fn choose_agent(config: &Config, requested: Option<&str>) -> Result<ChosenAgent, Failure> {
     let flag = requested
-        .map(|value| format!("--agent {}", crate::session::auth::shell_quote(value)))
+        .map(|value| format!("--agent {}", shell_quote(value)))
         .unwrap_or_default();
     let requested = requested.or(config.default_agent.as_deref());
     if let Some(value) = requested {
@@ -209,7 +207,7 @@ pub fn choose_agent(config: &Config, requested: Option<&str>) -> Result<ChosenAg
                 "no agent chosen and {DEFAULT_AGENT_PROGRAM:?} was found neither on PATH nor beside the acp executable.\n\
                  Name one with --agent \"<command line>\" (for example --agent \"npx -y @agentclientprotocol/claude-agent-acp\"),\n\
                  or add an [agents.NAME] table and default_agent = \"NAME\" to {}",
-                config_path_hint()
+                paths::config_path_hint()
             ),
         )
     })?;
@@ -219,13 +217,6 @@ pub fn choose_agent(config: &Config, requested: Option<&str>) -> Result<ChosenAg
         flag: String::new(),
         defaults: AgentDefaults::default(),
     })
-}
-
-/// The default config path as text, for messages.
-pub fn config_path_hint() -> String {
-    default_config_path()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "the acp config file".to_owned())
 }
 
 /// `acp-agent` beside the running executable, else on `PATH`.
@@ -245,6 +236,19 @@ fn find_default_agent() -> Option<PathBuf> {
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+pub fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 #[cfg(test)]

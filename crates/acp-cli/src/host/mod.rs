@@ -7,22 +7,21 @@
 //! links to open in a browser: [`crate::host::elicit`]); otherwise it declines
 //! them.
 
+mod ask;
 pub mod elicit;
 pub mod permission;
 pub mod policy;
+mod terminals;
 
-use crate::host::permission::{
-    Asked, Decision, PermissionPolicy, Remembered, ask_on_tty, ask_permission, decide, pick_option,
-};
-use crate::host::policy::{Gate, Verdict, refused};
-use crate::tty::Tty;
+use crate::host::permission::{Decision, PermissionPolicy, Remembered, decide, decision_note};
+use crate::host::policy::Gate;
 use crate::view::Renderer;
 use acp::schema::*;
 use acp::{Client, NotificationContext, RequestContext};
 use acp_host::{Files, TerminalSettings, Terminals};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::watch;
 
@@ -78,25 +77,6 @@ struct Shared {
     /// poll interval; until then it would take lines typed at the prompt.
     asking: watch::Sender<usize>,
 }
-
-/// Counts a question as reading the terminal while it lives.
-struct Asking(Arc<Shared>);
-
-impl Asking {
-    fn start(shared: Arc<Shared>) -> Self {
-        shared.asking.send_modify(|n| *n += 1);
-        Asking(shared)
-    }
-}
-
-impl Drop for Asking {
-    fn drop(&mut self) {
-        self.0.asking.send_modify(|n| *n -= 1);
-    }
-}
-
-/// Chat: how often a running terminal's output is checked for new lines.
-const LIVE_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 impl std::fmt::Debug for CliClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -214,172 +194,6 @@ impl CliClient {
         self.shared.terminals.shutdown().await;
     }
 
-    /// Chat: notes which terminals a tool call shows, shows their output
-    /// as it arrives, and the rest once the call has finished.
-    fn track_terminals(&self, update: &SessionUpdate) {
-        let (id, content, status) = match update {
-            SessionUpdate::ToolCall(call) => {
-                (&call.tool_call_id, Some(&call.content), Some(&call.status))
-            }
-            SessionUpdate::ToolCallUpdate(u) => {
-                (&u.tool_call_id, u.content.as_ref(), u.status.as_ref())
-            }
-            _ => return,
-        };
-        let mut map = self
-            .shared
-            .tool_terminals
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let mut new = Vec::new();
-        for item in content.into_iter().flatten() {
-            if let ToolCallContent::Terminal(t) = item {
-                let list = map.entry(id.clone()).or_default();
-                if !list.contains(&t.terminal_id) {
-                    list.push(t.terminal_id.clone());
-                    new.push(t.terminal_id.clone());
-                }
-            }
-        }
-        let done = if matches!(
-            status,
-            Some(ToolCallStatus::Completed | ToolCallStatus::Failed)
-        ) {
-            map.remove(id)
-        } else {
-            None
-        };
-        drop(map);
-        for terminal in new {
-            self.start_live(terminal);
-        }
-        for terminal in done.into_iter().flatten() {
-            self.show_terminal(&terminal);
-        }
-    }
-
-    /// Chat: starts showing the output of a terminal this client runs as
-    /// it arrives, polling its buffer until the command exits or the
-    /// terminal is shown in full ([`CliClient::show_terminal`]).
-    fn start_live(&self, id: TerminalId) {
-        {
-            let mut live = self.live();
-            if live.contains_key(&id) || self.shown().contains(&id) {
-                return;
-            }
-            if self.shared.terminals.output_since(&id, 0, false).is_err() {
-                return;
-            }
-            live.insert(id.clone(), 0);
-            self.with_renderer(|r| {
-                if let Some(t) = r.transcript() {
-                    t.terminal_start(&id);
-                }
-            });
-        }
-        if !self.pump_live(&id) {
-            return;
-        }
-        let client = self.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(LIVE_POLL).await;
-                if !client.pump_live(&id) {
-                    break;
-                }
-            }
-        });
-    }
-
-    /// Chat: shows a live terminal's new complete lines; once the command
-    /// has exited, the rest and how it ended. False when the terminal is
-    /// no longer live.
-    fn pump_live(&self, id: &TerminalId) -> bool {
-        let mut live = self.live();
-        let Some(from) = live.get(id).copied() else {
-            return false;
-        };
-        match self.shared.terminals.output_since(id, from, false) {
-            Ok((since, None)) => {
-                if !since.text.is_empty() || since.skipped {
-                    self.with_renderer(|r| {
-                        if let Some(t) = r.transcript() {
-                            t.terminal_lines(&since.text, since.skipped);
-                        }
-                    });
-                }
-                live.insert(id.clone(), since.next);
-                true
-            }
-            _ => {
-                live.remove(id);
-                self.shown().insert(id.clone());
-                self.finish_live(id, from);
-                false
-            }
-        }
-    }
-
-    /// Chat: shows the rest of a live terminal's output and how it ended.
-    fn finish_live(&self, id: &TerminalId, from: usize) {
-        let (since, exit) = match self.shared.terminals.output_since(id, from, true) {
-            Ok((since, exit)) => (Some(since), exit.as_ref().map(exit_text)),
-            Err(_) => (None, None),
-        };
-        self.with_renderer(|r| {
-            if let Some(t) = r.transcript() {
-                if let Some(since) = since
-                    && (!since.text.is_empty() || since.skipped)
-                {
-                    t.terminal_lines(&since.text, since.skipped);
-                }
-                t.terminal_end(exit.as_deref());
-            }
-        });
-    }
-
-    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<TerminalId, usize>> {
-        self.shared
-            .live_terminals
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn shown(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<TerminalId>> {
-        self.shared
-            .shown_terminals
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Chat: shows a terminal's output, once: the rest of it when it was
-    /// shown live, else all of it.
-    fn show_terminal(&self, id: &TerminalId) {
-        {
-            let mut live = self.live();
-            if let Some(from) = live.remove(id) {
-                self.shown().insert(id.clone());
-                self.finish_live(id, from);
-                return;
-            }
-        }
-        if !self
-            .shared
-            .shown_terminals
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.clone())
-        {
-            return;
-        }
-        if let Ok(output) = self.shared.terminals.output_of(id) {
-            let exit = output.exit_status.as_ref().map(exit_text);
-            self.with_renderer(|r| {
-                r.terminal_output(id, &output.output, output.truncated, exit.as_deref())
-            });
-        }
-    }
-
     fn remember_tool(&self, update: &SessionUpdate) {
         let mut calls = self
             .shared
@@ -396,264 +210,6 @@ impl CliClient {
                 }
             }
             _ => {}
-        }
-    }
-
-    /// What a permission request is about: its tool call, completed by
-    /// what earlier updates said of the call.
-    fn asked(&self, call: &ToolCallUpdate) -> Asked {
-        let calls = self
-            .shared
-            .tool_calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        Asked::new(call, calls.get(&call.tool_call_id))
-    }
-
-    /// Chat: the "always" answers given so far.
-    pub fn remembered(&self) -> Vec<Remembered> {
-        self.shared
-            .remembered
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// Chat: forgets the `index`th "always" answer (from 0); the one
-    /// forgotten, if there was one.
-    pub fn forget(&self, index: usize) -> Option<Remembered> {
-        let mut list = self
-            .shared
-            .remembered
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        (index < list.len()).then(|| list.remove(index))
-    }
-
-    /// Chat: forgets every "always" answer.
-    pub fn forget_all(&self) {
-        self.shared
-            .remembered
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
-    }
-
-    /// Chat: asks on the terminal, or answers from a remembered "always"
-    /// choice for the same tool kind and scope (the exact command, paths or
-    /// title).
-    async fn ask_chat(&self, asked: Asked, options: Vec<PermissionOption>) -> Decision {
-        let scope = asked.scope();
-        let remembered = self
-            .shared
-            .remembered
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .find(|r| r.kind == asked.kind && r.scope == scope)
-            .cloned();
-        if let Some(remembered) = remembered {
-            let order = if remembered.allow {
-                [
-                    PermissionOptionKind::AllowAlways,
-                    PermissionOptionKind::AllowOnce,
-                ]
-            } else {
-                [
-                    PermissionOptionKind::RejectAlways,
-                    PermissionOptionKind::RejectOnce,
-                ]
-            };
-            if let Some(option) = order
-                .iter()
-                .find_map(|k| options.iter().find(|o| o.kind == *k))
-            {
-                self.with_renderer(|r| {
-                    r.note(&format!(
-                        "[permission] remembered: {remembered} (/permissions to revoke)"
-                    ))
-                });
-                return if remembered.allow {
-                    Decision::Allow(option.clone())
-                } else {
-                    Decision::Reject(option.clone())
-                };
-            }
-        }
-        let color = self.with_renderer(|r| r.color());
-        let question = asked.clone();
-        let decision = self
-            .on_tty(pick_option(&options, false), move |tty| {
-                ask_permission(tty, &question, &options, color)
-            })
-            .await
-            .unwrap_or(Decision::Cancel);
-        let chosen = match &decision {
-            Decision::Allow(o) if o.kind == PermissionOptionKind::AllowAlways => Some(true),
-            Decision::Reject(o) if o.kind == PermissionOptionKind::RejectAlways => Some(false),
-            _ => None,
-        };
-        if let Some(allow) = chosen {
-            let mut list = self
-                .shared
-                .remembered
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            list.retain(|r| !(r.kind == asked.kind && r.scope == scope));
-            list.push(Remembered {
-                kind: asked.kind.clone(),
-                scope,
-                allow,
-            });
-        }
-        decision
-    }
-
-    /// Chat: asks a question on the terminal, from a blocking thread, on a
-    /// line of its own. `no_tty` is the answer when the terminal cannot be
-    /// opened. `None` when the turn is cancelled meanwhile (the question is
-    /// abandoned) or the question failed.
-    async fn on_tty<T: Send + 'static>(
-        &self,
-        no_tty: T,
-        ask: impl FnOnce(&mut Tty) -> T + Send + 'static,
-    ) -> Option<T> {
-        let live = self.with_renderer(|r| {
-            r.break_line();
-            r.live_output()
-        });
-        let mut cancelled = self.shared.cancelled.subscribe();
-        let abort = Arc::new(AtomicBool::new(false));
-        let flag = abort.clone();
-        let asking = Asking::start(self.shared.clone());
-        let question = tokio::task::spawn_blocking(move || {
-            let _asking = asking;
-            // The question has the terminal while it reads, even after it
-            // was abandoned: the live area and type-ahead step aside.
-            if let Some(live) = &live {
-                live.suspend();
-            }
-            let answer = match Tty::open(flag) {
-                Some(mut tty) => ask(&mut tty),
-                None => no_tty,
-            };
-            if let Some(live) = &live {
-                live.resume();
-            }
-            answer
-        });
-        tokio::select! {
-            answer = question => answer.ok(),
-            _ = cancelled.wait_for(|c| *c) => {
-                abort.store(true, Ordering::Relaxed);
-                None
-            }
-        }
-    }
-
-    /// Chat: a URL elicitation. The link is shown and opened only with
-    /// the user's consent, and only if it is http or https.
-    async fn ask_link(
-        &self,
-        message: String,
-        link: ElicitationUrlMode,
-    ) -> CreateElicitationResponse {
-        let shown = crate::host::elicit::printable(&link.url);
-        if let Some(why) = crate::host::elicit::refuse_link(&link.url) {
-            let note = format!(
-                "[elicitation] declined: {} — {why}: {shown}",
-                crate::host::elicit::printable(&message)
-            );
-            self.with_renderer(|r| r.note(&note));
-            return CreateElicitationResponse::decline();
-        }
-        let color = self.with_renderer(|r| r.color());
-        let (text, url) = (message.clone(), link.url.clone());
-        let consent = self
-            .on_tty(Some(false), move |tty| {
-                crate::host::elicit::ask_url(tty, &text, &url, color)
-            })
-            .await
-            .flatten();
-        match consent {
-            None => return CreateElicitationResponse::cancel(),
-            Some(false) => return CreateElicitationResponse::decline(),
-            Some(true) => {}
-        }
-        let note = match crate::host::elicit::open_url(&link.url) {
-            Ok(program) => format!("[elicitation] asked {program} to open the link"),
-            Err(why) => format!("[elicitation] {why}; open the link yourself: {shown}"),
-        };
-        self.with_renderer(|r| r.note(&note));
-        self.shared
-            .links
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(link.elicitation_id, message);
-        CreateElicitationResponse::accept(None)
-    }
-
-    /// `acp exec`: asks on the terminal (no terminal: reject); a cancelled
-    /// turn abandons the question.
-    async fn ask(&self, title: String, options: Vec<PermissionOption>) -> Decision {
-        let mut cancelled = self.shared.cancelled.subscribe();
-        let abort = Arc::new(AtomicBool::new(false));
-        let flag = abort.clone();
-        let question = tokio::task::spawn_blocking(move || match Tty::open(flag) {
-            Some(mut tty) => ask_on_tty(&mut tty, &title, &options),
-            None => pick_option(&options, false),
-        });
-        tokio::select! {
-            answer = question => answer.unwrap_or(Decision::Cancel),
-            _ = cancelled.wait_for(|c| *c) => {
-                abort.store(true, Ordering::Relaxed);
-                Decision::Cancel
-            }
-        }
-    }
-}
-impl CliClient {
-    /// Carries out the gate's verdict: asks the user when it says so (in
-    /// chat, or in `acp exec` on a terminal; refused without one).
-    async fn permit(&self, verdict: Verdict, kind: ToolKind) -> Result<(), Error> {
-        let question = match verdict {
-            Verdict::Allow => return Ok(()),
-            Verdict::Refuse(error) => {
-                self.shared.denied.fetch_add(1, Ordering::Relaxed);
-                self.with_renderer(|r| r.note(&format!("[refused] {}", error.message)));
-                return Err(error);
-            }
-            Verdict::Ask(question) => question,
-        };
-        let options = vec![
-            PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce),
-            PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
-        ];
-        let title = format!("The agent wants to {question}");
-        let decision = if *self.shared.cancelled.borrow() {
-            Decision::Cancel
-        } else if self.shared.settings.interactive {
-            let color = self.with_renderer(|r| r.color());
-            let asked = Asked {
-                kind: Some(kind),
-                title: title.clone(),
-                ..Asked::default()
-            };
-            self.on_tty(pick_option(&options, false), move |tty| {
-                ask_permission(tty, &asked, &options, color)
-            })
-            .await
-            .unwrap_or(Decision::Cancel)
-        } else {
-            self.ask(title.clone(), options).await
-        };
-        self.with_renderer(|r| r.permission(&title, &decision));
-        match decision {
-            Decision::Allow(_) => Ok(()),
-            _ => {
-                self.shared.denied.fetch_add(1, Ordering::Relaxed);
-                Err(refused(&question))
-            }
         }
     }
 }
@@ -687,7 +243,7 @@ impl Client for CliClient {
         } else {
             self.shared.denied.fetch_add(1, Ordering::Relaxed);
         }
-        self.with_renderer(|r| r.permission(&title, &decision));
+        self.with_renderer(|r| r.note(&decision_note(&title, &decision)));
         Ok(match decision {
             Decision::Allow(o) | Decision::Reject(o) => {
                 RequestPermissionResponse::selected(o.option_id)
@@ -828,14 +384,5 @@ impl Client for CliClient {
             self.track_terminals(&args.update);
         }
         Ok(())
-    }
-}
-
-/// How a terminal's command ended, for the transcript.
-fn exit_text(status: &TerminalExitStatus) -> String {
-    match (status.exit_code, &status.signal) {
-        (Some(code), _) => format!("exit {code}"),
-        (None, Some(signal)) => format!("signal {signal}"),
-        _ => "ended".to_owned(),
     }
 }

@@ -11,7 +11,7 @@
 
 use crate::style::Style;
 use crate::tty::Tty;
-use crate::view::chat::unified_diff;
+use crate::view::diff::unified_diff;
 use acp::schema::*;
 
 /// How permission requests are answered.
@@ -37,6 +37,17 @@ pub enum Decision {
     Reject(PermissionOption),
     /// Answer `cancelled` (no fitting option, or the turn was cancelled).
     Cancel,
+}
+
+/// The note saying how a permission request was answered:
+/// `[permission] TITLE: allowed (allow_once: Allow)`.
+pub fn decision_note(title: &str, decision: &Decision) -> String {
+    let what = match decision {
+        Decision::Allow(o) => format!("allowed ({}: {})", o.kind, o.name),
+        Decision::Reject(o) => format!("denied ({}: {})", o.kind, o.name),
+        Decision::Cancel => "cancelled".to_owned(),
+    };
+    format!("[permission] {title}: {what}")
 }
 
 /// Picks the option that carries out `allow` (allow_once before

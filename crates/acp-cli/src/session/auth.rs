@@ -27,6 +27,7 @@
 //! no `--auth` for a method whose variable is not set yet, and nothing of its
 //! own when the agent's message already says how.
 
+use crate::config::shell_quote;
 use acp::AgentCommand;
 use acp::schema::*;
 use serde_json::Value;
@@ -74,19 +75,6 @@ impl TerminalCommand {
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .current_dir(cwd)
             .status()
-    }
-}
-
-/// Quotes a word for a POSIX shell when it needs it.
-pub fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 

@@ -3,24 +3,26 @@
 //! `--timeout`), explaining failures, restarting after a login, closing.
 
 pub mod auth;
+pub(crate) mod choices;
+pub(crate) mod login;
 pub mod mentions;
 pub(crate) mod models;
 pub(crate) mod open;
 pub mod recent;
+pub(crate) mod setup;
 pub mod turn;
 
-use crate::cli::SessionArgs;
 use crate::config::ChosenAgent;
 use crate::exit::{self, Failure};
-use crate::host::permission::PermissionPolicy;
-use crate::host::{CliClient, ClientSettings};
+use crate::host::CliClient;
 use acp::schema::*;
 use acp::{AgentProcess, ConnectionError, ConnectionOptions, Dropped};
-use acp_host::{Files, Roots, Sandbox, Support, TerminalSettings};
 use auth::Login;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
+
+pub(crate) use setup::Setup;
 
 /// When to tell the user that a request before the turn (`authenticate`,
 /// `session/new`, …) is taking a while.
@@ -29,174 +31,6 @@ const STEP_NOTICE: Duration = Duration::from_secs(15);
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How many of the agent's last stderr lines a crash report shows.
 const CRASH_TAIL: usize = 10;
-
-/// Directories, permission policy and sandbox of a session, from the
-/// options.
-pub(crate) struct Setup {
-    /// The session's working directory (absolute).
-    pub cwd: PathBuf,
-    /// The `--add-dir` directories (absolute).
-    pub add_dirs: Vec<PathBuf>,
-    /// How permission requests are answered.
-    pub policy: PermissionPolicy,
-    /// The session's directories (confined unless `--allow-outside-cwd`).
-    pub roots: Roots,
-    /// The sandbox of the agent's commands.
-    pub sandbox: Sandbox,
-    /// What the sandbox does, in a line for the banner and `--verbose`.
-    pub sandbox_state: String,
-    /// Whether a person is at a terminal to answer questions (chat, or
-    /// exec with a terminal on standard input): a login the agent needs
-    /// can then be run right away.
-    pub interactive: bool,
-    /// `--timeout`.
-    pub timeout: Option<Duration>,
-}
-
-impl Setup {
-    /// Checks the options; `default_policy` applies without a policy flag.
-    pub fn new(args: &SessionArgs, default_policy: PermissionPolicy) -> Result<Self, Failure> {
-        let cwd = match &args.cwd {
-            Some(dir) => std::path::absolute(dir),
-            None => std::env::current_dir(),
-        }
-        .map_err(|e| Failure::usage(format!("cannot determine the working directory: {e}")))?;
-        if !cwd.is_dir() {
-            return Err(Failure::usage(format!(
-                "--cwd {} is not a directory",
-                cwd.display()
-            )));
-        }
-        let add_dirs: Vec<PathBuf> = args
-            .add_dirs
-            .iter()
-            .map(std::path::absolute)
-            .collect::<Result<_, _>>()
-            .map_err(|e| Failure::usage(format!("bad --add-dir: {e}")))?;
-        let roots = Roots::new(std::iter::once(&cwd).chain(&add_dirs))
-            .map_err(|e| Failure::usage(format!("bad session directory: {e}")))?
-            .confined(!args.allow_outside_cwd);
-        let policy = if args.approve_all {
-            PermissionPolicy::ApproveAll
-        } else if args.approve_reads {
-            PermissionPolicy::ApproveReads
-        } else if args.deny_all {
-            PermissionPolicy::DenyAll
-        } else {
-            default_policy
-        };
-        let runs = matches!(policy, PermissionPolicy::ApproveAll | PermissionPolicy::Ask);
-        let (sandbox, sandbox_state) = choose_sandbox(args, &roots, runs)?;
-        Ok(Setup {
-            cwd,
-            add_dirs,
-            policy,
-            roots,
-            sandbox,
-            sandbox_state,
-            interactive: false,
-            timeout: args.timeout,
-        })
-    }
-
-    /// The client settings; `interactive` for `acp chat`.
-    pub fn settings(&self, interactive: bool) -> ClientSettings {
-        ClientSettings {
-            policy: self.policy,
-            files: Files::new(self.roots.clone()).max_message_size(message_limit()),
-            terminal: TerminalSettings::new(self.roots.clone())
-                .sandbox(self.sandbox.clone())
-                .max_message_size(message_limit()),
-            protected: crate::config::default_config_path()
-                .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
-                .into_iter()
-                .collect(),
-            interactive,
-        }
-    }
-
-    /// The policy in a line for the banner and `--verbose`.
-    pub fn policy_state(&self) -> &'static str {
-        match self.policy {
-            PermissionPolicy::ApproveAll => {
-                "permissions: --approve-all: the agent may write files and run commands \
-                 (files of .git and acp's config need a permission naming them)"
-            }
-            PermissionPolicy::Ask => {
-                "permissions: ask: writes and commands need a permission granted this turn, \
-                 else you are asked"
-            }
-            PermissionPolicy::ApproveReads => {
-                "permissions: --approve-reads: reads only; nothing is written, no command runs"
-            }
-            PermissionPolicy::DenyAll => {
-                "permissions: --deny-all: nothing is written, no command runs"
-            }
-        }
-    }
-}
-
-/// The sandbox the options and the kernel give, and a line saying so.
-/// Where the kernel cannot sandbox, says so once on stderr and carries on;
-/// `--no-network` there is an error (it cannot be kept).
-fn choose_sandbox(
-    args: &SessionArgs,
-    roots: &Roots,
-    runs: bool,
-) -> Result<(Sandbox, String), Failure> {
-    if !runs {
-        return Ok((
-            Sandbox::off(),
-            "sandbox: not needed (no command runs)".into(),
-        ));
-    }
-    if args.no_sandbox {
-        return Ok((
-            Sandbox::off(),
-            "sandbox: off (--no-sandbox): commands run with your rights".into(),
-        ));
-    }
-    let support = acp_host::sandbox_support();
-    match &support {
-        Support::Landlock { network, .. } => {
-            if args.no_network && !network {
-                return Err(Failure::usage(format!(
-                    "--no-network needs Landlock ABI 4 or later; this kernel has {support}"
-                )));
-            }
-            let sandbox =
-                Sandbox::for_roots(roots.dirs().iter().cloned()).no_network(args.no_network);
-            let places: Vec<String> = sandbox
-                .writable
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect();
-            let net = if args.no_network { ", no network" } else { "" };
-            Ok((
-                sandbox,
-                format!(
-                    "sandbox: on ({support}): commands may write only in {}{net}",
-                    places.join(", ")
-                ),
-            ))
-        }
-        _ => {
-            if args.no_network {
-                return Err(Failure::usage(format!(
-                    "--no-network needs the sandbox, which is unavailable: {support}"
-                )));
-            }
-            eprintln!(
-                "acp: the agent's commands cannot be sandboxed here ({support}); they run with \
-                 your rights (--no-sandbox silences this)"
-            );
-            Ok((
-                Sandbox::off(),
-                format!("sandbox: unavailable ({support}): commands run with your rights"),
-            ))
-        }
-    }
-}
 
 /// Starts watching for SIGINT (Ctrl-C).
 pub(crate) fn watch_interrupts() -> Result<Signal, Failure> {
@@ -244,7 +78,7 @@ pub(crate) fn spawn_agent(
                 format!(
                     "{e}\nInstall it or put it on PATH, or choose another agent with --agent \
                      (a command line or a name from {}).",
-                    crate::config::config_path_hint()
+                    crate::config::paths::config_path_hint()
                 ),
             )
         } else {
@@ -474,31 +308,5 @@ impl Session {
         if !matches!(exited, Ok(Ok(_))) {
             let _ = self.process.shutdown().await;
         }
-    }
-}
-
-impl Session {
-    /// What to tell the user when `method` was answered with an
-    /// authentication error ([`auth::advice`]).
-    pub(crate) fn auth_advice(&self, method: &str, error: &Error) -> String {
-        let tried = self.trying.as_deref().filter(|_| method == "authenticate");
-        let problem = auth::Problem {
-            method,
-            error,
-            tried,
-        };
-        let command = self.restart.as_ref().map(|r| r.agent.command.clone());
-        let logins = match &command {
-            Some(command) => auth::relevant(&problem, &self.logins, command),
-            None => self.logins.clone(),
-        };
-        let is_set = |name: &str| self.var_is_set(name);
-        let flag = self.agent_flag();
-        let cx = auth::Context {
-            agent_flag: &flag,
-            interactive: false,
-            is_set: &is_set,
-        };
-        auth::advice(&problem, &logins, &cx)
     }
 }

@@ -164,31 +164,6 @@ pub(crate) fn switched(
     }
 }
 
-/// A prompt result's token usage for the status line:
-/// `tokens 1.2k in, 300 out (12 thought, 1k cached)`.
-pub(crate) fn usage_text(usage: &Usage) -> String {
-    let tokens = crate::view::chat::live::tokens;
-    let mut text = format!(
-        "tokens {} in, {} out",
-        tokens(usage.input_tokens),
-        tokens(usage.output_tokens)
-    );
-    let mut more = Vec::new();
-    if let Some(n) = usage.thought_tokens {
-        more.push(format!("{} thought", tokens(n)));
-    }
-    if let Some(n) = usage.cached_read_tokens {
-        more.push(format!("{} cached", tokens(n)));
-    }
-    if let Some(n) = usage.cached_write_tokens {
-        more.push(format!("{} written to cache", tokens(n)));
-    }
-    if !more.is_empty() {
-        text.push_str(&format!(" ({})", more.join(", ")));
-    }
-    text
-}
-
 impl Session {
     /// `--model` for an agent that offers the model through its selector
     /// only: `session/set_model`, after checking that the agent offers
@@ -286,20 +261,5 @@ mod tests {
         // A value the option does not have leaves it alone.
         switched(&mut models, &mut options, "other");
         assert_eq!(choice(None, &options).unwrap().current, "smart");
-    }
-
-    #[test]
-    fn usage_for_the_status_line() {
-        assert_eq!(
-            usage_text(&Usage::new(150, 120, 30)),
-            "tokens 120 in, 30 out"
-        );
-        let u = Usage::new(2300, 2000, 300)
-            .thought_tokens(12u64)
-            .cached_read_tokens(1500u64);
-        assert_eq!(
-            usage_text(&u),
-            "tokens 2.0k in, 300 out (12 thought, 1.5k cached)"
-        );
     }
 }

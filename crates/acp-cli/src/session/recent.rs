@@ -46,7 +46,7 @@ pub const TITLE_CHARS: usize = 80;
 
 /// Where the list is kept.
 pub fn path() -> Option<PathBuf> {
-    crate::commands::chat::state_dir().map(|dir| dir.join("sessions.jsonl"))
+    crate::config::paths::state_dir().map(|dir| dir.join("sessions.jsonl"))
 }
 
 /// The sessions in the file at `path`, oldest first (none when it is

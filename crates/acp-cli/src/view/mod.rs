@@ -3,21 +3,15 @@
 //! standard error, or every session update as one JSON line.
 
 pub mod chat;
+pub mod diff;
 pub mod markdown;
+pub mod notes;
+pub mod usage;
 
-use crate::host::permission::Decision;
+use crate::cli::Format;
 use crate::view::chat::{Commands, Transcript};
 use acp::schema::*;
 use std::io::Write;
-
-/// The output format of `acp exec`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// The agent's reply as plain text; everything else summarised on stderr.
-    Text,
-    /// Every `session/update` as one JSON object per line, then the result.
-    Json,
-}
 
 /// Renders session updates to two writers (normally stdout and stderr).
 pub struct Renderer {
@@ -137,7 +131,7 @@ impl Renderer {
         if let Some(t) = &mut self.chat {
             if !self.replaying {
                 t.update(&notification.update);
-                if let Some(status) = agent_status(notification) {
+                if let Some(status) = notes::agent_status(notification) {
                     t.status(&status);
                 }
             }
@@ -153,7 +147,7 @@ impl Renderer {
             Format::Text if self.replaying => {}
             Format::Text => {
                 self.text_update(&notification.update);
-                if let Some(status) = agent_status(notification) {
+                if let Some(status) = notes::agent_status(notification) {
                     self.note(&format!("[status] {status}"));
                 }
             }
@@ -235,20 +229,10 @@ impl Renderer {
         for item in content {
             if let ToolCallContent::Diff(diff) = item {
                 let (added, removed) =
-                    diff_stat(diff.old_text.as_deref().unwrap_or(""), &diff.new_text);
+                    diff::diff_stat(diff.old_text.as_deref().unwrap_or(""), &diff.new_text);
                 self.note(&format!("    diff {} (+{added} -{removed})", diff.path));
             }
         }
-    }
-
-    /// Shows a permission decision.
-    pub fn permission(&mut self, title: &str, decision: &Decision) {
-        let what = match decision {
-            Decision::Allow(o) => format!("allowed ({}: {})", o.kind, o.name),
-            Decision::Reject(o) => format!("denied ({}: {})", o.kind, o.name),
-            Decision::Cancel => "cancelled".to_owned(),
-        };
-        self.note(&format!("[permission] {title}: {what}"));
     }
 
     fn reply(&mut self, text: &str) {
@@ -287,77 +271,6 @@ impl Renderer {
     }
 }
 
-/// What the agent says about its own progress in an update, if anything:
-/// a `status` (or `statusMessage`, `progress`) in the `_meta` of the
-/// notification or of the update (a text, or an object with a `message` or
-/// `text`), or the `message`, `status` or `title` text of an update of a
-/// kind acp does not know.
-pub fn agent_status(notification: &SessionNotification) -> Option<String> {
-    let update_meta = match &notification.update {
-        SessionUpdate::AgentMessageChunk(c)
-        | SessionUpdate::AgentThoughtChunk(c)
-        | SessionUpdate::UserMessageChunk(c) => c.meta.as_ref(),
-        SessionUpdate::ToolCall(c) => c.meta.as_ref(),
-        SessionUpdate::ToolCallUpdate(u) => u.meta.as_ref(),
-        SessionUpdate::SessionInfoUpdate(u) => u.meta.as_ref(),
-        SessionUpdate::UsageUpdate(u) => u.meta.as_ref(),
-        SessionUpdate::Plan(p) => p.meta.as_ref(),
-        SessionUpdate::Other(raw) => {
-            let other = serde_json::to_value(raw).unwrap_or_default();
-            let kind = other
-                .get("sessionUpdate")
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or("update");
-            if let Some(text) = ["message", "status", "title"]
-                .iter()
-                .find_map(|k| other.get(*k).and_then(serde_json::Value::as_str))
-            {
-                return Some(format!("{kind}: {}", clip(text)));
-            }
-            let inner = other
-                .get("_meta")
-                .and_then(serde_json::Value::as_object)
-                .and_then(meta_status);
-            return notification
-                .meta
-                .as_ref()
-                .and_then(|m| meta_status(&m.to_map()))
-                .or(inner);
-        }
-        _ => None,
-    };
-    [
-        notification.meta.as_ref().map(Meta::to_map),
-        update_meta.map(Meta::to_map),
-    ]
-    .iter()
-    .flatten()
-    .find_map(meta_status)
-}
-
-fn meta_status(meta: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
-    ["status", "statusMessage", "progress"]
-        .iter()
-        .find_map(|key| {
-            let value = meta.get(*key)?;
-            let text = value.as_str().or_else(|| {
-                ["message", "text"]
-                    .iter()
-                    .find_map(|k| value.get(*k).and_then(serde_json::Value::as_str))
-            })?;
-            (!text.trim().is_empty()).then(|| clip(text))
-        })
-}
-
-/// A status on one line, at most 200 characters.
-fn clip(text: &str) -> String {
-    let line = text.lines().next().unwrap_or_default().trim();
-    match line.char_indices().nth(200) {
-        Some((at, _)) => format!("{}…", &line[..at]),
-        None => line.to_owned(),
-    }
-}
-
 fn block_kind(block: &ContentBlock) -> &'static str {
     match block {
         ContentBlock::Text(_) => "text",
@@ -366,31 +279,5 @@ fn block_kind(block: &ContentBlock) -> &'static str {
         ContentBlock::ResourceLink(_) => "resource link",
         ContentBlock::Resource(_) => "resource",
         _ => "unknown",
-    }
-}
-
-/// Lines added and removed between two texts.
-pub fn diff_stat(old: &str, new: &str) -> (usize, usize) {
-    let diff = similar::TextDiff::from_lines(old, new);
-    let mut added = 0;
-    let mut removed = 0;
-    for change in diff.iter_all_changes() {
-        match change.tag() {
-            similar::ChangeTag::Insert => added += 1,
-            similar::ChangeTag::Delete => removed += 1,
-            similar::ChangeTag::Equal => {}
-        }
-    }
-    (added, removed)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn diff_stats() {
-        assert_eq!(diff_stat("a\nb\nc\n", "a\nB\nc\nd\n"), (2, 1));
-        assert_eq!(diff_stat("", "x\n"), (1, 0));
     }
 }

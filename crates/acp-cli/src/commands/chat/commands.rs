@@ -4,7 +4,7 @@
 
 use super::{BUILTINS, Chat, Next};
 use crate::exit::Failure;
-use crate::session::open::{describe_value, parse_config_value};
+use crate::session::choices::{describe_value, parse_config_value};
 use acp::schema::*;
 use std::sync::PoisonError;
 

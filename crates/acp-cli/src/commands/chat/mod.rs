@@ -74,19 +74,6 @@ pub fn use_color() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
-/// acp's state directory: `<state dir>/acp` (the data dir where there is
-/// no state dir).
-pub fn state_dir() -> Option<PathBuf> {
-    dirs::state_dir()
-        .or_else(dirs::data_dir)
-        .map(|dir| dir.join("acp"))
-}
-
-/// Where the prompt history is kept: `<state dir>/acp/history`.
-pub fn history_path() -> Option<PathBuf> {
-    state_dir().map(|dir| dir.join("history"))
-}
-
 /// Resolves once the terminal hung up (SIGHUP) or acp was told to stop
 /// (SIGTERM).
 fn watch_hangups() -> Result<watch::Receiver<bool>, Failure> {
@@ -344,7 +331,7 @@ impl Chat<'_> {
         ] {
             editor.bind_sequence(key, EventHandler::Simple(Cmd::Newline));
         }
-        let history = history_path();
+        let history = crate::config::paths::history_path();
         if let Some(path) = &history {
             let _ = editor.load_history(path);
         }
@@ -562,7 +549,7 @@ impl Drop for LiveTurn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::open::parse_config_value;
+    use crate::session::choices::parse_config_value;
 
     #[test]
     fn completes_slash_commands() {

@@ -65,9 +65,7 @@ const FORWARDED: [(Signal, SignalKind); 6] = [
 /// `~/.local/state/acp/recordings`; the data directory where there is no
 /// state directory, as on macOS).
 pub fn default_dir() -> Option<PathBuf> {
-    dirs::state_dir()
-        .or_else(dirs::data_dir)
-        .map(|dir| dir.join("acp").join("recordings"))
+    crate::config::paths::state_dir().map(|dir| dir.join("recordings"))
 }
 
 /// Runs `acp record` and returns the agent's exit status.

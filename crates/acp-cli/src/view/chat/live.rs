@@ -148,16 +148,6 @@ pub fn elapsed(d: Duration) -> String {
     }
 }
 
-/// `12.3k`, `200k`, `950`.
-pub fn tokens(n: u64) -> String {
-    match n {
-        0..1000 => n.to_string(),
-        1000..10_000 => format!("{:.1}k", n as f64 / 1000.0),
-        10_000..1_000_000 => format!("{}k", n / 1000),
-        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
-    }
-}
-
 /// The display width of a character (control characters count 0).
 fn char_width(c: char) -> usize {
     c.width().unwrap_or(0)
@@ -359,6 +349,7 @@ pub fn apply(input: &mut String, key: Key) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::view::usage::tokens;
 
     #[test]
     fn keys_are_decoded() {

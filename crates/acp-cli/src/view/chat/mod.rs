@@ -22,7 +22,9 @@ pub mod output;
 
 use crate::style::Style;
 use crate::view::chat::output::ChatOutput;
+use crate::view::diff::unified_diff;
 use crate::view::markdown::{self, highlight, highlighter, inline};
+use crate::view::usage;
 use acp::schema::*;
 use std::collections::HashMap;
 use std::io::Write;
@@ -489,7 +491,7 @@ impl Transcript {
             SessionUpdate::UsageUpdate(u) => {
                 self.usage = Some(u.clone());
                 if let Some(live) = &self.live {
-                    let text = usage_text(u);
+                    let text = usage::live_usage(u);
                     live.live(|l| l.usage = Some(text));
                 }
             }
@@ -749,11 +751,7 @@ impl Transcript {
             }
             parts.push(text);
         }
-        parts.extend(
-            self.turn_usage
-                .as_ref()
-                .map(crate::session::models::usage_text),
-        );
+        parts.extend(self.turn_usage.as_ref().map(crate::view::usage::turn_usage));
         if !parts.is_empty() {
             let text = format!("── {}", parts.join(" · "));
             self.note(&text);
@@ -776,49 +774,6 @@ fn plain_plan(entries: &[(String, PlanEntryStatus)]) -> Vec<String> {
     rows
 }
 
-/// Usage for the status line: `1.2k/200k tokens · $0.05`.
-fn usage_text(usage: &UsageUpdate) -> String {
-    let mut text = format!(
-        "{}/{} tokens",
-        live::tokens(usage.used),
-        live::tokens(usage.size)
-    );
-    if let Some(cost) = &usage.cost {
-        if cost.currency == "USD" {
-            text.push_str(&format!(" · ${:.2}", cost.amount));
-        } else {
-            text.push_str(&format!(" · {:.2} {}", cost.amount, cost.currency));
-        }
-    }
-    text
-}
-
-/// A unified diff of two texts, coloured when `style` is.
-pub fn unified_diff(path: &str, old: &str, new: &str, style: Style) -> String {
-    let diff = similar::TextDiff::from_lines(old, new);
-    let mut out = String::new();
-    out.push_str(&style.bold(&format!("--- {path}")));
-    out.push('\n');
-    out.push_str(&style.bold(&format!("+++ {path}")));
-    out.push('\n');
-    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
-        out.push_str(&style.cyan(&hunk.header().to_string()));
-        out.push('\n');
-        for change in hunk.iter_changes() {
-            let value = change.value();
-            let value = value.strip_suffix('\n').unwrap_or(value);
-            let line = match change.tag() {
-                similar::ChangeTag::Insert => style.green(&format!("+{value}")),
-                similar::ChangeTag::Delete => style.red(&format!("-{value}")),
-                similar::ChangeTag::Equal => format!(" {value}"),
-            };
-            out.push_str(&line);
-            out.push('\n');
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -833,20 +788,6 @@ mod tests {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
-    }
-
-    #[test]
-    fn diff_is_unified() {
-        let text = unified_diff(
-            "f.txt",
-            "one\ntwo\nthree\n",
-            "one\n2\nthree\nfour\n",
-            Style::new(false),
-        );
-        assert_eq!(
-            text,
-            "--- f.txt\n+++ f.txt\n@@ -1,3 +1,4 @@\n one\n-two\n+2\n three\n+four\n"
-        );
     }
 
     #[test]

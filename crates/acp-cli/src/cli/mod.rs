@@ -1,6 +1,7 @@
 //! Command-line arguments.
 
-use crate::view::Format;
+pub mod check;
+
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -63,7 +64,7 @@ pub enum Command {
     Connect(ConnectArgs),
     /// Check an agent (or a client) against the protocol: a conformance
     /// suite with a report for people and for CI.
-    Check(crate::commands::check::CheckArgs),
+    Check(check::CheckArgs),
     /// Print a completion script for a shell (for example
     /// `acp completions bash > ~/.local/share/bash-completion/completions/acp`).
     Completions {
@@ -200,6 +201,15 @@ pub enum AgentsAction {
         #[arg(value_name = "PATH")]
         settings: Option<PathBuf>,
     },
+}
+
+/// The output format of `acp exec`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// The agent's reply as plain text; everything else summarised on stderr.
+    Text,
+    /// Every `session/update` as one JSON object per line, then the result.
+    Json,
 }
 
 /// Arguments of `acp exec`.
