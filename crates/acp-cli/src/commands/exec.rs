@@ -11,7 +11,7 @@ use crate::session::mentions::prompt_blocks;
 use crate::session::open::{OpenOptions, Opened};
 use crate::session::turn::{self, Cancelled, TurnEnd};
 use crate::session::{Session, Setup, spawn_agent, watch_interrupts};
-use crate::view::Renderer;
+use crate::view::View;
 use acp::schema::*;
 use std::io::{IsTerminal, Read};
 use tokio::signal::unix::Signal;
@@ -44,7 +44,10 @@ async fn run_exec(
     };
     let mut setup = Setup::new(&args.session, default_policy)?;
     setup.interactive = attached;
-    let client = CliClient::new(setup.settings(false), Renderer::stdio(args.format));
+    let client = CliClient::new(
+        setup.settings(false),
+        View::stdio(args.format == Format::Json),
+    );
     let mut interrupts = watch_interrupts()?;
     let restart = agent.clone();
     let process = spawn_agent(agent, &setup.cwd, &client, args.session.verbose)?;
@@ -57,7 +60,7 @@ async fn run_exec(
     session.close().await;
     *session_id = session.session_id.as_ref().map(|id| id.to_string());
     if result.is_err() {
-        client.with_renderer(|r| r.break_line());
+        client.with_view(|v| v.break_line());
     }
     result
 }
@@ -71,9 +74,9 @@ async fn drive(
 ) -> Result<u8, Failure> {
     let capabilities = auth::advertise(session.client.capabilities());
     if args.session.verbose {
-        session.client.with_renderer(|r| {
-            r.note(&format!("[policy] {}", setup.policy_state()));
-            r.note(&format!("[sandbox] {}", setup.sandbox_state));
+        session.client.with_view(|v| {
+            v.note(&format!("[policy] {}", setup.policy_state()));
+            v.note(&format!("[sandbox] {}", setup.sandbox_state));
         });
     }
     let options = OpenOptions {
@@ -90,7 +93,7 @@ async fn drive(
         .await?;
     session
         .client
-        .with_renderer(|r| r.note(&format!("[session] {session_id}")));
+        .with_view(|v| v.note(&format!("[session] {session_id}")));
 
     let blocks = prompt_blocks(
         &prompt,
@@ -109,7 +112,7 @@ async fn drive(
         TurnEnd::Failed(failure) | TurnEnd::Fatal(failure) => return Err(failure),
     };
     if cancelled == Some(Cancelled::TimedOut) {
-        session.client.with_renderer(|r| r.break_line());
+        session.client.with_view(|v| v.break_line());
         return Err(turn::timeout_failure(
             setup.timeout.unwrap_or_default(),
             false,
@@ -117,7 +120,7 @@ async fn drive(
     }
     session
         .client
-        .with_renderer(|r| r.finish(&session_id, &response.stop_reason));
+        .with_view(|v| v.finish(&session_id, &response));
     Ok(match response.stop_reason {
         _ if cancelled.is_some() => exit::CANCELLED,
         StopReason::EndTurn if session.client.denied_count() > 0 => exit::PERMISSION_DENIED,

@@ -9,7 +9,6 @@
 //!
 //! Without METHOD the methods are listed; in a terminal, acp asks which.
 
-use crate::cli::Format;
 use crate::cli::{LoginArgs, SessionArgs};
 use crate::config::ChosenAgent;
 use crate::exit::{self, Failure};
@@ -18,7 +17,7 @@ use crate::host::permission::PermissionPolicy;
 use crate::session::auth::{self, Kind, Login};
 use crate::session::{Interrupted, Session, Setup, spawn_agent, watch_interrupts};
 use crate::tty::Tty;
-use crate::view::Renderer;
+use crate::view::View;
 use acp::schema::AuthenticateRequest;
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -34,7 +33,7 @@ pub async fn run(agent: ChosenAgent, args: LoginArgs) -> Result<u8, Failure> {
         ..SessionArgs::default()
     };
     let setup = Setup::new(&session_args, PermissionPolicy::DenyAll)?;
-    let client = CliClient::new(setup.settings(false), Renderer::stdio(Format::Text));
+    let client = CliClient::new(setup.settings(false), View::stdio(false));
     let mut interrupts = watch_interrupts()?;
     let restart = agent.clone();
     let process = spawn_agent(agent, &setup.cwd, &client, args.verbose)?;

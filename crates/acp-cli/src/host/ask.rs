@@ -31,14 +31,9 @@ impl Drop for Asking {
 
 impl CliClient {
     /// What a permission request is about: its tool call, completed by
-    /// what earlier updates said of the call.
+    /// what earlier updates said of the call (the view's store).
     pub(super) fn asked(&self, call: &ToolCallUpdate) -> Asked {
-        let calls = self
-            .shared
-            .tool_calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        Asked::new(call, calls.get(&call.tool_call_id))
+        self.with_view(|v| Asked::new(call, v.store().announced(&call.tool_call_id)))
     }
 
     /// Chat: the "always" answers given so far.
@@ -99,8 +94,8 @@ impl CliClient {
                 .iter()
                 .find_map(|k| options.iter().find(|o| o.kind == *k))
             {
-                self.with_renderer(|r| {
-                    r.note(&format!(
+                self.with_view(|v| {
+                    v.note(&format!(
                         "[permission] remembered: {remembered} (/permissions to revoke)"
                     ))
                 });
@@ -111,7 +106,7 @@ impl CliClient {
                 };
             }
         }
-        let color = self.with_renderer(|r| r.color());
+        let color = self.with_view(|v| v.color());
         let question = asked.clone();
         let decision = self
             .on_tty(pick_option(&options, false), move |tty| {
@@ -149,9 +144,9 @@ impl CliClient {
         no_tty: T,
         ask: impl FnOnce(&mut Tty) -> T + Send + 'static,
     ) -> Option<T> {
-        let live = self.with_renderer(|r| {
-            r.break_line();
-            r.live_output()
+        let live = self.with_view(|v| {
+            v.break_line();
+            v.live_output()
         });
         let mut cancelled = self.shared.cancelled.subscribe();
         let abort = Arc::new(AtomicBool::new(false));
@@ -195,10 +190,10 @@ impl CliClient {
                 "[elicitation] declined: {} — {why}: {shown}",
                 crate::host::elicit::printable(&message)
             );
-            self.with_renderer(|r| r.note(&note));
+            self.with_view(|v| v.note(&note));
             return CreateElicitationResponse::decline();
         }
-        let color = self.with_renderer(|r| r.color());
+        let color = self.with_view(|v| v.color());
         let (text, url) = (message.clone(), link.url.clone());
         let consent = self
             .on_tty(Some(false), move |tty| {
@@ -215,7 +210,7 @@ impl CliClient {
             Ok(program) => format!("[elicitation] asked {program} to open the link"),
             Err(why) => format!("[elicitation] {why}; open the link yourself: {shown}"),
         };
-        self.with_renderer(|r| r.note(&note));
+        self.with_view(|v| v.note(&note));
         self.shared
             .links
             .lock()
@@ -250,7 +245,7 @@ impl CliClient {
             Verdict::Allow => return Ok(()),
             Verdict::Refuse(error) => {
                 self.shared.denied.fetch_add(1, Ordering::Relaxed);
-                self.with_renderer(|r| r.note(&format!("[refused] {}", error.message)));
+                self.with_view(|v| v.note(&format!("[refused] {}", error.message)));
                 return Err(error);
             }
             Verdict::Ask(question) => question,
@@ -263,7 +258,7 @@ impl CliClient {
         let decision = if *self.shared.cancelled.borrow() {
             Decision::Cancel
         } else if self.shared.settings.interactive {
-            let color = self.with_renderer(|r| r.color());
+            let color = self.with_view(|v| v.color());
             let asked = Asked {
                 kind: Some(kind),
                 title: title.clone(),
@@ -277,7 +272,7 @@ impl CliClient {
         } else {
             self.ask(title.clone(), options).await
         };
-        self.with_renderer(|r| r.note(&decision_note(&title, &decision)));
+        self.with_view(|v| v.note(&decision_note(&title, &decision)));
         match decision {
             Decision::Allow(_) => Ok(()),
             _ => {

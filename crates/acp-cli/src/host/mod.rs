@@ -15,7 +15,7 @@ mod terminals;
 
 use crate::host::permission::{Decision, PermissionPolicy, Remembered, decide, decision_note};
 use crate::host::policy::Gate;
-use crate::view::Renderer;
+use crate::view::View;
 use acp::schema::*;
 use acp::{Client, NotificationContext, RequestContext};
 use acp_host::{Files, TerminalSettings, Terminals};
@@ -51,11 +51,10 @@ pub struct CliClient {
 
 struct Shared {
     settings: ClientSettings,
-    renderer: Mutex<Renderer>,
+    /// How the session is shown, and the store of what its updates said.
+    view: Mutex<View>,
     terminals: Terminals,
     gate: Gate,
-    /// Every tool call seen, as its updates left it.
-    tool_calls: Mutex<HashMap<ToolCallId, ToolCall>>,
     denied: AtomicUsize,
     cancelled: watch::Sender<bool>,
     /// Set when the agent sent a message over the size limit: the run stops,
@@ -87,15 +86,14 @@ impl std::fmt::Debug for CliClient {
 }
 
 impl CliClient {
-    /// A client rendering with `renderer`.
-    pub fn new(settings: ClientSettings, renderer: Renderer) -> Self {
+    /// A client showing the session with `view`.
+    pub fn new(settings: ClientSettings, view: View) -> Self {
         CliClient {
             shared: Arc::new(Shared {
                 terminals: Terminals::new(settings.terminal.clone()),
                 gate: Gate::new(settings.policy, settings.protected.clone()),
                 settings,
-                renderer: Mutex::new(renderer),
-                tool_calls: Mutex::new(HashMap::new()),
+                view: Mutex::new(view),
                 denied: AtomicUsize::new(0),
                 cancelled: watch::Sender::new(false),
                 overlong: watch::Sender::new(false),
@@ -109,11 +107,11 @@ impl CliClient {
         }
     }
 
-    /// Runs `f` with the renderer.
-    pub fn with_renderer<T>(&self, f: impl FnOnce(&mut Renderer) -> T) -> T {
+    /// Runs `f` with the view (and its store).
+    pub fn with_view<T>(&self, f: impl FnOnce(&mut View) -> T) -> T {
         f(&mut self
             .shared
-            .renderer
+            .view
             .lock()
             .unwrap_or_else(PoisonError::into_inner))
     }
@@ -193,25 +191,6 @@ impl CliClient {
     pub async fn shutdown(&self) {
         self.shared.terminals.shutdown().await;
     }
-
-    fn remember_tool(&self, update: &SessionUpdate) {
-        let mut calls = self
-            .shared
-            .tool_calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        match update {
-            SessionUpdate::ToolCall(call) => {
-                calls.insert(call.tool_call_id.clone(), call.clone());
-            }
-            SessionUpdate::ToolCallUpdate(u) => {
-                if let Some(call) = calls.get_mut(&u.tool_call_id) {
-                    call.apply(u);
-                }
-            }
-            _ => {}
-        }
-    }
 }
 
 impl Client for CliClient {
@@ -243,7 +222,7 @@ impl Client for CliClient {
         } else {
             self.shared.denied.fetch_add(1, Ordering::Relaxed);
         }
-        self.with_renderer(|r| r.note(&decision_note(&title, &decision)));
+        self.with_view(|v| v.note(&decision_note(&title, &decision)));
         Ok(match decision {
             Decision::Allow(o) | Decision::Reject(o) => {
                 RequestPermissionResponse::selected(o.option_id)
@@ -330,7 +309,7 @@ impl Client for CliClient {
         if self.shared.settings.interactive {
             match args.mode {
                 ElicitationMode::Form(form) => {
-                    let color = self.with_renderer(|r| r.color());
+                    let color = self.with_view(|v| v.color());
                     let (message, schema) = (args.message, form.requested_schema);
                     let response = self
                         .on_tty(CreateElicitationResponse::decline(), move |tty| {
@@ -343,7 +322,7 @@ impl Client for CliClient {
                 _ => {}
             }
         }
-        self.with_renderer(|r| r.note(&format!("[elicitation] declined: {}", args.message)));
+        self.with_view(|v| v.note(&format!("[elicitation] declined: {}", args.message)));
         Ok(CreateElicitationResponse::decline())
     }
 
@@ -366,7 +345,7 @@ impl Client for CliClient {
             "[elicitation] completed: {}",
             crate::host::elicit::printable(&what)
         );
-        self.with_renderer(|r| r.note(&note));
+        self.with_view(|v| v.note(&note));
         Ok(())
     }
 
@@ -378,8 +357,7 @@ impl Client for CliClient {
         if *self.shared.overlong.borrow() {
             return Ok(());
         }
-        self.remember_tool(&args.update);
-        self.with_renderer(|r| r.update(&args));
+        self.with_view(|v| v.update(&args));
         if self.shared.settings.interactive {
             self.track_terminals(&args.update);
         }

@@ -67,8 +67,8 @@ impl CliClient {
                 return;
             }
             live.insert(id.clone(), 0);
-            self.with_renderer(|r| {
-                if let Some(t) = r.transcript() {
+            self.with_view(|v| {
+                if let Some(t) = v.transcript() {
                     t.terminal_start(&id);
                 }
             });
@@ -98,8 +98,8 @@ impl CliClient {
         match self.shared.terminals.output_since(id, from, false) {
             Ok((since, None)) => {
                 if !since.text.is_empty() || since.skipped {
-                    self.with_renderer(|r| {
-                        if let Some(t) = r.transcript() {
+                    self.with_view(|v| {
+                        if let Some(t) = v.transcript() {
                             t.terminal_lines(&since.text, since.skipped);
                         }
                     });
@@ -122,8 +122,8 @@ impl CliClient {
             Ok((since, exit)) => (Some(since), exit.as_ref().map(exit_text)),
             Err(_) => (None, None),
         };
-        self.with_renderer(|r| {
-            if let Some(t) = r.transcript() {
+        self.with_view(|v| {
+            if let Some(t) = v.transcript() {
                 if let Some(since) = since
                     && (!since.text.is_empty() || since.skipped)
                 {
@@ -170,8 +170,10 @@ impl CliClient {
         }
         if let Ok(output) = self.shared.terminals.output_of(id) {
             let exit = output.exit_status.as_ref().map(exit_text);
-            self.with_renderer(|r| {
-                r.terminal_output(id, &output.output, output.truncated, exit.as_deref())
+            self.with_view(|v| {
+                if let Some(t) = v.transcript() {
+                    t.terminal_output(id, &output.output, output.truncated, exit.as_deref());
+                }
             });
         }
     }

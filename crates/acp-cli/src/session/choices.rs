@@ -73,8 +73,8 @@ impl Session {
         if explicit {
             return Err(Failure::usage(why));
         }
-        self.client.with_renderer(|r| {
-            r.note(&format!(
+        self.client.with_view(|v| {
+            v.note(&format!(
                 "[note] {why} (a default of the agent's config entry)"
             ))
         });

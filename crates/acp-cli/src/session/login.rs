@@ -97,8 +97,8 @@ impl Session {
         if runnable.is_empty() {
             return false;
         }
-        let color = self.client.with_renderer(|r| r.color());
-        self.client.with_renderer(|r| r.break_line());
+        let color = self.client.with_view(|v| v.color());
+        self.client.with_view(|v| v.break_line());
         let mut question = format!(
             "{}\nThe agent needs you to log in. acp can run its login here:\n",
             failure.message.lines().next().unwrap_or_default()
@@ -134,8 +134,8 @@ impl Session {
         interrupts: &mut Signal,
         setup: &Setup,
     ) -> bool {
-        self.client.with_renderer(|r| {
-            r.note(&format!(
+        self.client.with_view(|v| {
+            v.note(&format!(
                 "[login] running `{}`; acp goes on when it exits",
                 command.display(&login.env)
             ))
@@ -152,7 +152,7 @@ impl Session {
             Ok(Err(e)) => format!("[login] cannot run the login command: {e}"),
             Err(e) => format!("[login] the login command failed: {e}"),
         };
-        self.client.with_renderer(|r| r.note(&note));
+        self.client.with_view(|v| v.note(&note));
         matches!(status, Ok(Ok(status)) if status.success())
     }
     /// What to tell the user when `method` was answered with an

@@ -54,7 +54,7 @@ pub(crate) fn spawn_agent(
     if show_stderr {
         let client = client.clone();
         command = command.on_stderr(move |line| {
-            client.with_renderer(|r| r.note(&format!("agent: {line}")));
+            client.with_view(|v| v.note(&format!("agent: {line}")));
         });
     } else {
         command = command.on_stderr(|_| {});
@@ -63,8 +63,8 @@ pub(crate) fn spawn_agent(
     let options = ConnectionOptions::default().on_dropped(move |dropped| match dropped {
         Dropped::TooLong { .. } => watcher.mark_overlong(),
         Dropped::BadNotification { method, reason } if method == "session/update" => watcher
-            .with_renderer(|r| {
-                r.note(&format!(
+            .with_view(|v| {
+                v.note(&format!(
                     "[warning] the agent sent a malformed session/update, which was left out: {reason}"
                 ))
             }),
@@ -215,8 +215,8 @@ impl Session {
         let client = self.client.clone();
         let notice = async {
             tokio::time::sleep(STEP_NOTICE).await;
-            client.with_renderer(|r| {
-                r.note(&format!(
+            client.with_view(|v| {
+                v.note(&format!(
                     "[waiting] the agent has not answered {method} for {} s (Ctrl-C gives up; \
                      --timeout SECS bounds the wait)",
                     STEP_NOTICE.as_secs()

@@ -80,8 +80,8 @@ impl Session {
         let client = self.client.clone();
         let notice = async move {
             tokio::time::sleep(INIT_NOTICE).await;
-            client.with_renderer(|r| {
-                r.note(
+            client.with_view(|v| {
+                v.note(
                     "[waiting] the agent has not answered initialize yet (it may still be \
                      installing or compiling; Ctrl-C gives up)",
                 )
@@ -188,8 +188,8 @@ impl Session {
         let send_dirs =
             !dirs.is_empty() && caps.session_capabilities.additional_directories.is_some();
         if !dirs.is_empty() && !send_dirs {
-            self.client.with_renderer(|r| {
-                r.note("[note] the agent does not accept additional directories; --add-dir only widens file access")
+            self.client.with_view(|v| {
+                v.note("[note] the agent does not accept additional directories; --add-dir only widens file access")
             });
         }
         let (session_id, how, modes, config_options, models) = match &args.session {
@@ -234,11 +234,11 @@ impl Session {
                         request = request.additional_directories(dirs);
                     }
                     self.client
-                        .with_renderer(|r| r.set_replaying(!options.show_replay));
+                        .with_view(|v| v.set_replaying(!options.show_replay));
                     let loaded = self
                         .step("session/load", interrupts, conn.load_session(request))
                         .await;
-                    self.client.with_renderer(|r| r.set_replaying(false));
+                    self.client.with_view(|v| v.set_replaying(false));
                     let response = loaded.map_err(|Interrupted::Failed(f)| f)?;
                     let r = response;
                     (id, How::Loaded, r.modes, r.config_options, r.models)
@@ -298,7 +298,7 @@ impl Session {
         let id = crate::session::recent::expand(given, &known).map_err(Failure::usage)?;
         if id != given {
             self.client
-                .with_renderer(|r| r.note(&format!("[session] {given} is {id}")));
+                .with_view(|v| v.note(&format!("[session] {given} is {id}")));
         }
         Ok(id)
     }

@@ -100,7 +100,7 @@ pub(crate) async fn run(
             // it; when both are in, the report wins.
             biased;
             _ = &mut overlong => {
-                client.with_renderer(|r| r.break_line());
+                client.with_view(|v| v.break_line());
                 return TurnEnd::Fatal(overlong_failure());
             }
             response = &mut turn => break response,
@@ -111,7 +111,7 @@ pub(crate) async fn run(
                 }
                 cancelled = Some(Cancelled::ByUser);
                 client.mark_cancelled();
-                client.with_renderer(|r| r.note("[cancel] cancelling the turn (Ctrl-C again to kill the agent)"));
+                client.with_view(|v| v.note("[cancel] cancelling the turn (Ctrl-C again to kill the agent)"));
                 let _ = conn.cancel(CancelNotification::new(session_id.clone())).await;
                 grace.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
             }
@@ -119,7 +119,7 @@ pub(crate) async fn run(
                 let secs = limits.timeout.unwrap_or_default().as_secs_f64();
                 cancelled = Some(Cancelled::TimedOut);
                 client.mark_cancelled();
-                client.with_renderer(|r| r.note(&format!("[timeout] the turn ran past {secs} s (--timeout): cancelling it")));
+                client.with_view(|v| v.note(&format!("[timeout] the turn ran past {secs} s (--timeout): cancelling it")));
                 let _ = conn.cancel(CancelNotification::new(session_id.clone())).await;
                 grace.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
             }

@@ -1,4 +1,5 @@
-//! What the agent says about its own progress, read from an update.
+//! The notes every screen writes alike: what the agent says about its own
+//! progress, read from an update, and its notices.
 
 use acp::schema::*;
 
@@ -71,4 +72,14 @@ fn clip(text: &str) -> String {
         Some((at, _)) => format!("{}…", &line[..at]),
         None => line.to_owned(),
     }
+}
+
+/// A notice of the agent, as a note: `[warning] Title: description`.
+pub fn notice(notice: &Notice) -> String {
+    let mut line = format!("[{}] {}", notice.severity, notice.title);
+    if let Some(d) = &notice.description {
+        line.push_str(": ");
+        line.push_str(d);
+    }
+    line
 }

@@ -1,6 +1,7 @@
-//! Token usage and cost as acp shows them: the number of tokens for
-//! people, the usage the agent reports during a turn (`usage_update`), and
-//! a turn's token counts (its prompt result).
+//! Token usage and cost as acp shows them, every text of it written here
+//! once: the number of tokens for people, the usage the agent reports
+//! (`usage_update`) in the live area and after a turn, and a turn's token
+//! counts (its prompt result).
 
 use acp::schema::*;
 
@@ -23,6 +24,19 @@ pub fn live_usage(usage: &UsageUpdate) -> String {
         } else {
             text.push_str(&format!(" · {:.2} {}", cost.amount, cost.currency));
         }
+    }
+    text
+}
+
+/// Usage for the status line after a turn:
+/// `context 1234/200000 tokens (0%), cost 0.05 USD`.
+pub fn context_usage(usage: &UsageUpdate) -> String {
+    let mut text = format!("context {}/{} tokens", usage.used, usage.size);
+    if let Some(percent) = (usage.used * 100).checked_div(usage.size) {
+        text.push_str(&format!(" ({percent}%)"));
+    }
+    if let Some(cost) = &usage.cost {
+        text.push_str(&format!(", cost {:.2} {}", cost.amount, cost.currency));
     }
     text
 }

@@ -121,7 +121,7 @@ impl Chat<'_> {
     }
 
     async fn mode(&mut self, id: Option<&str>) -> Result<(), Failure> {
-        let (modes, current) = self.transcript(|t| (t.modes.clone(), t.current_mode.clone()));
+        let (modes, current) = self.store(|s| (s.modes.clone(), s.current_mode.clone()));
         let Some(id) = id else {
             if modes.is_empty() {
                 self.say("The agent offers no session modes.");
@@ -154,14 +154,14 @@ impl Chat<'_> {
             .await?
             .is_some()
         {
-            self.transcript(|t| t.current_mode = Some(SessionModeId::new(id)));
+            self.store(|s| s.current_mode = Some(SessionModeId::new(id)));
             self.say(&format!("Mode: {id}"));
         }
         Ok(())
     }
 
     async fn config(&mut self, args: &[&str]) -> Result<(), Failure> {
-        let options = self.transcript(|t| t.config_options.clone());
+        let options = self.store(|s| s.config_options.clone());
         match args {
             [] => {
                 if options.is_empty() {
@@ -219,7 +219,7 @@ impl Chat<'_> {
                         .find(|o| o.id == option.id)
                         .map(describe_value)
                         .unwrap_or_default();
-                    self.transcript(|t| t.config_options = response.config_options);
+                    self.store(|s| s.config_options = response.config_options);
                     self.say(&format!("{id}: {now}"));
                 }
             }

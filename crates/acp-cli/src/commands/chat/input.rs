@@ -3,7 +3,7 @@
 //! trailing backslash start a new line.
 
 use super::BUILTINS;
-use crate::view::chat::Commands;
+use crate::view::Commands;
 use rustyline::completion::{Completer, Pair};
 use rustyline::validate::{ValidationContext, ValidationResult};
 use std::path::{Path, PathBuf};

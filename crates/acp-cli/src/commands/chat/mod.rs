@@ -21,9 +21,10 @@ use crate::session::mentions::prompt_blocks;
 use crate::session::open::{How, OpenOptions, Opened};
 use crate::session::turn::{self, Cancelled, TurnEnd};
 use crate::session::{Interrupted, Session, Setup, spawn_agent, watch_interrupts};
-use crate::view::Renderer;
+use crate::view::View;
+use crate::view::chat::Transcript;
 use crate::view::chat::output::ChatOutput;
-use crate::view::chat::{Commands, Transcript};
+use crate::view::{Commands, Store};
 use acp::schema::*;
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
@@ -120,14 +121,14 @@ pub async fn run(agent: ChosenAgent, mut args: ChatArgs) -> Result<u8, Failure> 
     let output = ChatOutput::default();
     let client = CliClient::new(
         setup.settings(true),
-        Renderer::chat(use_color(), commands.clone(), Box::new(output.writer())),
+        View::chat(use_color(), commands.clone(), Box::new(output.writer())),
     );
     let mut interrupts = watch_interrupts()?;
     let hangup = watch_hangups()?;
     let label = agent.label.clone();
     let flag = agent.flag.clone();
-    client.with_renderer(|r| {
-        if let Some(t) = r.transcript() {
+    client.with_view(|v| {
+        if let Some(t) = v.transcript() {
             t.set_live(output.clone());
         }
     });
@@ -250,7 +251,12 @@ impl Chat<'_> {
 
     fn transcript<T>(&self, f: impl FnOnce(&mut Transcript) -> T) -> T {
         self.client()
-            .with_renderer(|r| f(r.transcript().expect("the chat renderer has a transcript")))
+            .with_view(|v| f(v.transcript().expect("the chat view has a transcript")))
+    }
+
+    /// Runs `f` with the store of what the session's updates said.
+    fn store<T>(&self, f: impl FnOnce(&mut Store) -> T) -> T {
+        self.client().with_view(|v| f(v.store_mut()))
     }
 
     fn say(&self, text: &str) {
@@ -298,16 +304,7 @@ impl Chat<'_> {
         let modes = self.opened.modes.take();
         let options = self.opened.config_options.take();
         let models = self.opened.models.take();
-        self.transcript(|t| {
-            t.models = models;
-            if let Some(modes) = modes {
-                t.current_mode = Some(modes.current_mode_id);
-                t.modes = modes.available_modes;
-            }
-            if let Some(options) = options {
-                t.config_options = options;
-            }
-        });
+        self.store(|s| s.adopt(modes, options, models));
     }
 
     async fn repl(&mut self) -> Result<u8, Failure> {
@@ -440,11 +437,7 @@ impl Chat<'_> {
             ) => Some(end),
             _ = hung_up(&mut self.hangup) => None,
         };
-        client.with_renderer(|r| {
-            if let Some(t) = r.transcript() {
-                t.end_turn();
-            }
-        });
+        client.with_view(|v| v.end_turn());
         self.typed = live.end();
         client.end_turn();
         let Some(end) = end else {
@@ -458,8 +451,7 @@ impl Chat<'_> {
                 response,
                 cancelled,
             } => {
-                self.transcript(|t| t.turn_usage = response.usage.clone());
-                client.with_renderer(|r| r.finish(&session_id, &response.stop_reason));
+                client.with_view(|v| v.finish(&session_id, &response));
                 if cancelled == Some(Cancelled::TimedOut) {
                     let failure =
                         turn::timeout_failure(self.setup.timeout.unwrap_or_default(), false);
@@ -468,7 +460,7 @@ impl Chat<'_> {
             }
             TurnEnd::Fatal(failure) => return Err(failure),
             TurnEnd::Failed(failure) => {
-                client.with_renderer(|r| r.break_line());
+                client.with_view(|v| v.break_line());
                 self.error(&failure.message);
             }
         }

@@ -11,7 +11,7 @@ impl Chat<'_> {
     /// `/model`, and `/model ID` (or the model's name, which may have
     /// spaces).
     pub(super) async fn model(&mut self, words: &[&str]) -> Result<(), Failure> {
-        let choice = self.transcript(|t| models::choice(t.models.as_ref(), &t.config_options));
+        let choice = self.store(|s| models::choice(s.models.as_ref(), &s.config_options));
         let Some(choice) = choice else {
             self.error(
                 "the agent offers no model choice (neither models nor a model config option)",
@@ -43,7 +43,7 @@ impl Chat<'_> {
                 {
                     return Ok(());
                 }
-                self.transcript(|t| models::switched(&mut t.models, &mut t.config_options, &id));
+                self.store(|s| models::switched(&mut s.models, &mut s.config_options, &id));
             }
             Via::ConfigOption(option) => {
                 let request = SetSessionConfigOptionRequest::new(session_id, option, id.as_str());
@@ -56,7 +56,7 @@ impl Chat<'_> {
                 else {
                     return Ok(());
                 };
-                self.transcript(|t| t.config_options = response.config_options);
+                self.store(|s| s.config_options = response.config_options);
             }
         }
         self.say(&format!("Model: {id}"));

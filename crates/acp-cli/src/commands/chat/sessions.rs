@@ -413,7 +413,7 @@ impl Chat<'_> {
                 return Ok(());
             };
             // The replay is over: what it left open is committed.
-            self.transcript(|t| t.end_turn());
+            self.client().with_view(|v| v.end_turn());
             (
                 response.modes,
                 response.config_options,

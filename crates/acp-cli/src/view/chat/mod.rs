@@ -14,29 +14,29 @@
 //! line. Without a live area, a tool call is shown when it starts and when
 //! it ends, and progress reports are notes.
 //!
-//! It also keeps what the chat loop needs from the updates: the agent's
-//! slash commands, the current mode, the config options and the last usage.
+//! What a tool call, the plan or the usage *is* comes from the view's
+//! store ([`crate::view::Store`]); the transcript keeps only how it shows
+//! them: which tool calls run in the live area, the details it holds back
+//! until a call ends, whether the plan waits there to be committed.
+//! Tool calls and the plan are in `tools.rs`, terminal output in
+//! `terminal.rs`.
 
 pub mod live;
 pub mod output;
+mod terminal;
+mod tools;
+
+pub use terminal::LIVE_LINES;
 
 use crate::style::Style;
 use crate::view::chat::output::ChatOutput;
-use crate::view::diff::unified_diff;
 use crate::view::markdown::{self, highlight, highlighter, inline};
+use crate::view::store::{Change, Store};
 use crate::view::usage;
 use acp::schema::*;
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::{Arc, Mutex, PoisonError};
 use syntect::easy::HighlightLines;
-
-/// At most this many lines of a terminal's output are printed at once
-/// while it runs; the rest of a larger burst is summarised.
-pub const LIVE_LINES: usize = 40;
-
-/// The agent's slash commands, shared with the line editor's completion.
-pub type Commands = Arc<Mutex<Vec<AvailableCommand>>>;
 
 /// What the current line of agent output belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,24 +46,7 @@ enum Stream {
     User,
 }
 
-/// What the transcript knows of a tool call.
-struct Tool {
-    kind: ToolKind,
-    title: String,
-    status: ToolCallStatus,
-    /// Details (locations, diffs, content) not committed yet: held while
-    /// the call runs in the live area.
-    held: Vec<String>,
-    /// Whether the call was committed (shown above the live area, or
-    /// announced without one).
-    shown: bool,
-}
-
-fn ended(status: &ToolCallStatus) -> bool {
-    matches!(status, ToolCallStatus::Completed | ToolCallStatus::Failed)
-}
-
-/// The chat transcript and the session state seen in updates.
+/// The chat transcript.
 pub struct Transcript {
     out: Box<dyn Write + Send>,
     style: Style,
@@ -74,12 +57,12 @@ pub struct Transcript {
     /// Highlighter of the open fenced code block, when its language is
     /// known and colour is on.
     code: Option<HighlightLines<'static>>,
-    tools: HashMap<ToolCallId, Tool>,
+    /// How each tool call is shown (what the call is: the store).
+    tools: HashMap<ToolCallId, tools::Shown>,
     /// Tool calls not ended yet, in the order they started.
     open_tools: Vec<ToolCallId>,
     /// The live area, during a turn on a terminal.
     live: Option<ChatOutput>,
-    last_plan: Option<Vec<(String, PlanEntryStatus)>>,
     /// The plan is in the live area, not committed yet.
     plan_held: bool,
     /// Rows of a table still being written (drawn once it ends).
@@ -88,25 +71,11 @@ pub struct Transcript {
     hyperlinks: bool,
     /// The width to lay text out for; the terminal's when `None`.
     width: Option<usize>,
-    /// The agent's slash commands.
-    pub commands: Commands,
-    /// The current mode, when the agent has modes.
-    pub current_mode: Option<SessionModeId>,
-    /// The session's modes (from the session response).
-    pub modes: Vec<SessionMode>,
-    /// The session's config options.
-    pub config_options: Vec<SessionConfigOption>,
-    /// The last `usage_update`.
-    pub usage: Option<UsageUpdate>,
-    /// The session model selector, when the agent offers one.
-    pub models: Option<SessionModelState>,
-    /// The token usage of the last turn, from its prompt result.
-    pub turn_usage: Option<Usage>,
 }
 
 impl Transcript {
     /// A transcript writing to `out`.
-    pub fn new(out: Box<dyn Write + Send>, color: bool, commands: Commands) -> Self {
+    pub fn new(out: Box<dyn Write + Send>, color: bool) -> Self {
         Transcript {
             out,
             style: Style::new(color),
@@ -117,18 +86,10 @@ impl Transcript {
             tools: HashMap::new(),
             open_tools: Vec::new(),
             live: None,
-            last_plan: None,
             plan_held: false,
             table: Vec::new(),
             hyperlinks: color && markdown::hyperlinks(|k| std::env::var(k).ok()),
             width: None,
-            commands,
-            current_mode: None,
-            modes: Vec::new(),
-            config_options: Vec::new(),
-            usage: None,
-            models: None,
-            turn_usage: None,
         }
     }
 
@@ -210,117 +171,6 @@ impl Transcript {
         }
     }
 
-    /// Puts the running tool calls into the live area (drawn at once, or
-    /// with what is committed next).
-    fn sync_tools(&mut self, draw: bool) {
-        let Some(live) = &self.live else { return };
-        let rows: Vec<String> = self
-            .open_tools
-            .iter()
-            .filter_map(|id| self.tools.get(id))
-            .map(|t| self.tool_head(&t.kind, &t.title, &t.status))
-            .collect();
-        if draw {
-            live.live(|l| l.tools = rows);
-        } else {
-            live.stage(|l| l.tools = rows);
-        }
-    }
-
-    /// Commits the tool calls still running (the turn is over), with the
-    /// status they last had.
-    pub fn end_turn(&mut self) {
-        self.break_line();
-        let open = std::mem::take(&mut self.open_tools);
-        self.sync_tools(false);
-        for id in open {
-            self.commit_tool(&id);
-        }
-        if std::mem::take(&mut self.plan_held)
-            && let Some(entries) = self.last_plan.clone()
-        {
-            if let Some(live) = &self.live {
-                live.stage(|l| l.plan.clear());
-            }
-            let text = self.plan_text(&entries);
-            self.line(&text);
-        }
-        if let Some(live) = &self.live {
-            live.live(|l| l.agent_status = None);
-        }
-    }
-
-    /// The plan as committed: a bold heading, then `[x]` done (green),
-    /// `[~]` in progress (yellow), `[ ]` pending.
-    fn plan_text(&self, entries: &[(String, PlanEntryStatus)]) -> String {
-        let mut text = self.style.bold("Plan:");
-        for (content, status) in entries {
-            let item = match status {
-                PlanEntryStatus::Completed => self.style.green(&format!("[x] {content}")),
-                PlanEntryStatus::InProgress => self.style.yellow(&format!("[~] {content}")),
-                _ => format!("[ ] {content}"),
-            };
-            text.push_str(&format!("\n  {item}"));
-        }
-        text
-    }
-
-    /// Commits a tool call's header (with its status now) and what it held.
-    fn commit_tool(&mut self, id: &ToolCallId) {
-        let Some(tool) = self.tools.get_mut(id) else {
-            return;
-        };
-        tool.shown = true;
-        let held = std::mem::take(&mut tool.held);
-        let (kind, title, status) = (tool.kind.clone(), tool.title.clone(), tool.status.clone());
-        let head = self.tool_head(&kind, &title, &status);
-        self.line(&head);
-        for text in held {
-            self.line(&text);
-        }
-    }
-
-    /// A tool call appeared or changed: `status_changed` when this update
-    /// set its status, `details` what the update carried.
-    fn tool_changed(&mut self, id: &ToolCallId, status_changed: bool, details: Vec<String>) {
-        let live = self.is_live();
-        let Some(tool) = self.tools.get_mut(id) else {
-            return;
-        };
-        let done = ended(&tool.status);
-        let open = self.open_tools.contains(id);
-        if live && !done && !tool.shown {
-            // Runs in the live area; its details wait for its end.
-            tool.held.extend(details);
-            if !open {
-                self.open_tools.push(id.clone());
-            }
-            self.sync_tools(true);
-            return;
-        }
-        if open && done {
-            tool.held.extend(details);
-            self.open_tools.retain(|t| t != id);
-            // Out of the live area as it is committed above it.
-            self.sync_tools(false);
-            self.commit_tool(id);
-            return;
-        }
-        // No live area, or the call was committed already: a header when
-        // it starts and when it ends, details as they come.
-        let first = !tool.shown;
-        tool.shown = true;
-        if first || (status_changed && done) {
-            let (kind, title, status) =
-                (tool.kind.clone(), tool.title.clone(), tool.status.clone());
-            let head = self.tool_head(&kind, &title, &status);
-            self.line(&head);
-        }
-        for text in details {
-            self.line(&text);
-        }
-    }
-
     /// Prints a whole line, after ending any partial line.
     pub fn line(&mut self, text: &str) {
         self.break_line();
@@ -328,17 +178,18 @@ impl Transcript {
         let _ = self.out.flush();
     }
 
-    /// What the agent last said about its own progress (a retry, …): in
-    /// the status line of the live area, else a note.
-    pub fn status(&mut self, text: &str) {
+    /// What the agent last said about its own progress (a retry, …), in
+    /// the status line of the live area when one is up; false when none
+    /// is (the view then writes it as a note).
+    pub(super) fn live_status(&mut self, text: &str) -> bool {
         if self.is_live()
             && let Some(live) = &self.live
         {
             let text = text.to_owned();
             live.live(|l| l.agent_status = Some(text));
-            return;
+            return true;
         }
-        self.note(&format!("[status] {text}"));
+        false
     }
 
     /// Prints a dimmed note, wrapped to the terminal.
@@ -385,103 +236,25 @@ impl Transcript {
         let _ = self.out.flush();
     }
 
-    /// Shows one session update.
-    pub fn update(&mut self, update: &SessionUpdate) {
+    /// Shows one session update, the store having taken it already
+    /// (`change` says what it changed there).
+    pub(super) fn show(&mut self, update: &SessionUpdate, store: &Store, change: &Change) {
         match update {
             SessionUpdate::AgentMessageChunk(chunk) => self.chunk(Stream::Message, &chunk.content),
             SessionUpdate::AgentThoughtChunk(chunk) => self.chunk(Stream::Thought, &chunk.content),
             SessionUpdate::UserMessageChunk(chunk) => self.chunk(Stream::User, &chunk.content),
-            SessionUpdate::ToolCall(call) => {
-                self.break_line();
-                let tool = Tool {
-                    kind: call.kind.clone(),
-                    title: call.title.clone(),
-                    status: call.status.clone(),
-                    held: Vec::new(),
-                    shown: false,
-                };
-                // A repeated tool_call for a running call updates it; one
-                // for a call that ended starts it again.
-                let known = self.tools.insert(call.tool_call_id.clone(), tool);
-                if let (Some(old), Some(new)) = (known, self.tools.get_mut(&call.tool_call_id))
-                    && !ended(&old.status)
-                {
-                    new.held = old.held;
-                    new.shown = old.shown;
-                }
-                let details = self.tool_details(&call.locations, &call.content);
-                self.tool_changed(&call.tool_call_id, true, details);
-            }
-            SessionUpdate::ToolCallUpdate(u) => {
-                self.break_line();
-                let entry = self
-                    .tools
-                    .entry(u.tool_call_id.clone())
-                    .or_insert_with(|| Tool {
-                        kind: ToolKind::default(),
-                        title: u.tool_call_id.to_string(),
-                        status: ToolCallStatus::Pending,
-                        held: Vec::new(),
-                        shown: false,
-                    });
-                if let Some(kind) = &u.kind {
-                    entry.kind = kind.clone();
-                }
-                if let Some(title) = &u.title {
-                    entry.title = title.clone();
-                }
-                if let Some(status) = &u.status {
-                    entry.status = status.clone();
-                }
-                let details = self.tool_details(
-                    u.locations.as_deref().unwrap_or_default(),
-                    u.content.as_deref().unwrap_or_default(),
-                );
-                let changed = u.status.is_some() || u.title.is_some();
-                self.tool_changed(&u.tool_call_id, changed, details);
-            }
-            SessionUpdate::Plan(plan) => {
-                let entries: Vec<(String, PlanEntryStatus)> = plan
-                    .entries
-                    .iter()
-                    .map(|e| (e.content.clone(), e.status.clone()))
-                    .collect();
-                if self.last_plan.as_ref() == Some(&entries) {
-                    return;
-                }
-                if self.is_live()
-                    && let Some(live) = self.live.clone()
-                {
-                    // Updated in place; committed when the turn ends.
-                    self.break_line();
-                    let rows = plain_plan(&entries);
-                    live.live(|l| l.plan = rows);
-                    self.plan_held = true;
-                    self.last_plan = Some(entries);
-                    return;
-                }
-                let text = self.plan_text(&entries);
-                self.line(&text);
-                self.last_plan = Some(entries);
-            }
+            SessionUpdate::ToolCall(call) => self.tool_call(call, store, change),
+            SessionUpdate::ToolCallUpdate(u) => self.tool_call_update(u, store),
+            SessionUpdate::Plan(plan) => self.plan(plan, change),
             SessionUpdate::AvailableCommandsUpdate(u) => {
                 let names: Vec<String> = u
                     .available_commands
                     .iter()
                     .map(|c| format!("/{}", c.name))
                     .collect();
-                *self.commands.lock().unwrap_or_else(PoisonError::into_inner) =
-                    u.available_commands.clone();
                 if !names.is_empty() {
                     self.note(&format!("[commands] {}", names.join(" ")));
                 }
-            }
-            SessionUpdate::CurrentModeUpdate(m) => {
-                self.current_mode = Some(m.current_mode_id.clone());
-                self.note(&format!("[mode] {}", m.current_mode_id));
-            }
-            SessionUpdate::ConfigOptionUpdate(u) => {
-                self.config_options = u.config_options.clone();
             }
             SessionUpdate::SessionInfoUpdate(u) => {
                 if let Some(Some(title)) = &u.title {
@@ -489,19 +262,10 @@ impl Transcript {
                 }
             }
             SessionUpdate::UsageUpdate(u) => {
-                self.usage = Some(u.clone());
                 if let Some(live) = &self.live {
                     let text = usage::live_usage(u);
                     live.live(|l| l.usage = Some(text));
                 }
-            }
-            SessionUpdate::Notice(notice) => {
-                let mut line = format!("[{}] {}", notice.severity, notice.title);
-                if let Some(d) = &notice.description {
-                    line.push_str(": ");
-                    line.push_str(d);
-                }
-                self.note(&line);
             }
             _ => {}
         }
@@ -618,119 +382,9 @@ impl Transcript {
         }
     }
 
-    fn tool_head(&self, kind: &ToolKind, title: &str, status: &ToolCallStatus) -> String {
-        let status_text = match status {
-            ToolCallStatus::Completed => self.style.green(&status.to_string()),
-            ToolCallStatus::Failed => self.style.red(&status.to_string()),
-            _ => self.style.yellow(&status.to_string()),
-        };
-        format!(
-            "{} {} {title} · {status_text}",
-            self.style.magenta("⏺"),
-            self.style.dim(&format!("[{kind}]"))
-        )
-    }
-
-    /// The lines that show a tool call's locations and content.
-    fn tool_details(
-        &self,
-        locations: &[ToolCallLocation],
-        content: &[ToolCallContent],
-    ) -> Vec<String> {
-        let style = self.style;
-        let mut out = Vec::new();
-        for location in locations {
-            let at = match location.line {
-                Some(line) => format!("  ↳ {}:{line}", location.path),
-                None => format!("  ↳ {}", location.path),
-            };
-            out.push(style.dim(&at));
-        }
-        for item in content {
-            match item {
-                ToolCallContent::Diff(diff) => {
-                    let text = unified_diff(
-                        &diff.path,
-                        diff.old_text.as_deref().unwrap_or(""),
-                        &diff.new_text,
-                        style,
-                    );
-                    out.push(text.trim_end_matches('\n').to_owned());
-                }
-                ToolCallContent::Content(c) => {
-                    if let ContentBlock::Text(t) = &c.content {
-                        for line in t.text.lines() {
-                            out.push(style.dim(&format!("    {line}")));
-                        }
-                    }
-                }
-                ToolCallContent::Terminal(t) => {
-                    out.push(style.dim(&format!("  terminal {}", t.terminal_id)))
-                }
-                _ => {}
-            }
-        }
-        out
-    }
-
-    /// Shows a terminal's output under its tool call.
-    pub fn terminal_output(
-        &mut self,
-        id: &TerminalId,
-        output: &str,
-        truncated: bool,
-        exit: Option<&str>,
-    ) {
-        let mut head = format!("  ┌ terminal {id}");
-        if let Some(exit) = exit {
-            head.push_str(&format!(" ({exit})"));
-        }
-        if truncated {
-            head.push_str(" [output truncated]");
-        }
-        self.note(&head);
-        for line in output.lines() {
-            let line = format!("  │ {line}");
-            self.line(&line);
-        }
-        self.note("  └");
-    }
-
-    /// Starts showing a running terminal's output (see
-    /// [`Transcript::terminal_lines`] and [`Transcript::terminal_end`]).
-    pub fn terminal_start(&mut self, id: &TerminalId) {
-        self.note(&format!("  ┌ terminal {id}"));
-    }
-
-    /// Shows new lines of a running terminal: at most [`LIVE_LINES`] of
-    /// them, the earlier ones of a larger burst are counted, not shown.
-    /// `skipped`: output was dropped by the terminal's byte limit.
-    pub fn terminal_lines(&mut self, text: &str, skipped: bool) {
-        if skipped {
-            self.note("  │ … [output truncated]");
-        }
-        let lines: Vec<&str> = text.lines().collect();
-        let hidden = lines.len().saturating_sub(LIVE_LINES);
-        if hidden > 0 {
-            self.note(&format!("  │ … {hidden} lines not shown"));
-        }
-        for line in &lines[hidden..] {
-            let line = format!("  │ {line}");
-            self.line(&line);
-        }
-    }
-
-    /// Ends a terminal's output: how it ended, if it has.
-    pub fn terminal_end(&mut self, exit: Option<&str>) {
-        match exit {
-            Some(exit) => self.note(&format!("  └ {exit}")),
-            None => self.note("  └"),
-        }
-    }
-
     /// The status line after a turn: stop reason (unless `end_turn`),
     /// mode, context usage and the turn's tokens.
-    pub fn status_line(&mut self, stop: Option<&StopReason>) {
+    pub fn status_line(&mut self, store: &Store, stop: Option<&StopReason>) {
         self.break_line();
         let mut parts = Vec::new();
         if let Some(stop) = stop
@@ -738,20 +392,11 @@ impl Transcript {
         {
             parts.push(format!("stopped: {stop}"));
         }
-        if let Some(mode) = &self.current_mode {
+        if let Some(mode) = &store.current_mode {
             parts.push(format!("mode {mode}"));
         }
-        if let Some(usage) = &self.usage {
-            let mut text = format!("context {}/{} tokens", usage.used, usage.size);
-            if let Some(percent) = (usage.used * 100).checked_div(usage.size) {
-                text.push_str(&format!(" ({percent}%)"));
-            }
-            if let Some(cost) = &usage.cost {
-                text.push_str(&format!(", cost {:.2} {}", cost.amount, cost.currency));
-            }
-            parts.push(text);
-        }
-        parts.extend(self.turn_usage.as_ref().map(crate::view::usage::turn_usage));
+        parts.extend(store.usage.as_ref().map(usage::context_usage));
+        parts.extend(store.turn_usage.as_ref().map(usage::turn_usage));
         if !parts.is_empty() {
             let text = format!("── {}", parts.join(" · "));
             self.note(&text);
@@ -759,24 +404,11 @@ impl Transcript {
     }
 }
 
-/// The plan's rows in the live area, without colour.
-fn plain_plan(entries: &[(String, PlanEntryStatus)]) -> Vec<String> {
-    let mut rows = vec!["Plan:".to_owned()];
-    for (content, status) in entries {
-        let mark = match status {
-            PlanEntryStatus::Completed => "[x]",
-            PlanEntryStatus::InProgress => "[~]",
-            _ => "[ ]",
-        };
-        let content = content.split_whitespace().collect::<Vec<_>>().join(" ");
-        rows.push(format!("  {mark} {content}"));
-    }
-    rows
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::view::{Commands, Screen, View};
+    use std::sync::{Arc, Mutex};
 
     #[derive(Clone, Default)]
     struct Buf(Arc<Mutex<Vec<u8>>>);
@@ -790,10 +422,51 @@ mod tests {
         }
     }
 
+    /// A chat view writing to a buffer, fed updates as the client feeds
+    /// it; otherwise its transcript.
+    struct Fed(View);
+
+    impl Fed {
+        fn new(buf: &Buf, color: bool) -> Fed {
+            Fed(View::chat(
+                color,
+                Commands::default(),
+                Box::new(buf.clone()),
+            ))
+        }
+
+        fn update(&mut self, update: &SessionUpdate) {
+            self.0
+                .update(&SessionNotification::new("s", update.clone()));
+        }
+
+        fn status_line(&mut self, stop: Option<&StopReason>) {
+            let stop = stop.cloned().unwrap_or(StopReason::EndTurn);
+            self.0
+                .finish(&SessionId::new("s"), &PromptResponse::new(stop));
+        }
+    }
+
+    impl std::ops::Deref for Fed {
+        type Target = Transcript;
+        fn deref(&self) -> &Transcript {
+            match &self.0.screen {
+                Screen::Chat(t) => t,
+                _ => unreachable!("a chat view"),
+            }
+        }
+    }
+
+    impl std::ops::DerefMut for Fed {
+        fn deref_mut(&mut self) -> &mut Transcript {
+            self.0.transcript().expect("a chat view")
+        }
+    }
+
     #[test]
     fn streams_lines_and_plans() {
         let buf = Buf::default();
-        let mut t = Transcript::new(Box::new(buf.clone()), false, Commands::default());
+        let mut t = Fed::new(&buf, false);
         t.update(&SessionUpdate::agent_thought("hmm"));
         t.update(&SessionUpdate::agent_message("Hel"));
         t.update(&SessionUpdate::agent_message("lo\nwor"));
@@ -815,7 +488,7 @@ mod tests {
     #[test]
     fn tables_numbered_lists_and_links_are_laid_out() {
         let buf = Buf::default();
-        let mut t = Transcript::new(Box::new(buf.clone()), false, Commands::default());
+        let mut t = Fed::new(&buf, false);
         t.set_width(30);
         // Split mid-row, as a model streams.
         for chunk in [
@@ -846,7 +519,7 @@ mod tests {
     #[test]
     fn notes_and_command_output_wrap_on_words() {
         let buf = Buf::default();
-        let mut t = Transcript::new(Box::new(buf.clone()), false, Commands::default());
+        let mut t = Fed::new(&buf, false);
         t.set_width(30);
         t.note("[session] resumed: the agent replays nothing here");
         t.say("short\n  an indented line that is too long to fit");
@@ -869,7 +542,7 @@ mod tests {
 
     fn render(color: bool, chunks: &[&str]) -> String {
         let buf = Buf::default();
-        let mut t = Transcript::new(Box::new(buf.clone()), color, Commands::default());
+        let mut t = Fed::new(&buf, color);
         for chunk in chunks {
             t.update(&SessionUpdate::agent_message(*chunk));
         }
