@@ -10,11 +10,10 @@ use crate::session::auth;
 use crate::session::mentions::prompt_blocks;
 use crate::session::open::{OpenOptions, Opened};
 use crate::session::turn::{self, Cancelled, TurnEnd};
-use crate::session::{Session, Setup, spawn_agent, watch_interrupts};
+use crate::session::{Session, Setup};
 use crate::view::View;
 use acp::schema::*;
 use std::io::{IsTerminal, Read};
-use tokio::signal::unix::Signal;
 
 /// Runs `acp exec` and returns the exit code.
 /// Under `--format json`, a failure also ends standard output with one
@@ -44,30 +43,20 @@ async fn run_exec(
     };
     let mut setup = Setup::new(&args.session, default_policy)?;
     setup.interactive = attached;
-    let client = CliClient::new(
-        setup.settings(false),
-        View::stdio(args.format == Format::Json),
-    );
-    let mut interrupts = watch_interrupts()?;
-    let restart = agent.clone();
-    let process = spawn_agent(agent, &setup.cwd, &client, args.session.verbose)?;
-    let mut session = Session::new(client.clone(), process).restartable(
-        restart,
-        &setup.cwd,
-        args.session.verbose,
-    );
-    let result = drive(&mut session, &mut interrupts, &args, &setup, prompt).await;
+    let view = View::stdio(args.format == Format::Json);
+    let client = CliClient::new(setup.settings(false), view);
+    let mut session = Session::start(agent, &setup, client, args.session.verbose)?;
+    let result = drive(&mut session, &args, &setup, prompt).await;
     session.close().await;
     *session_id = session.session_id.as_ref().map(|id| id.to_string());
     if result.is_err() {
-        client.with_view(|v| v.break_line());
+        session.client.with_view(|v| v.break_line());
     }
     result
 }
 
 async fn drive(
     session: &mut Session,
-    interrupts: &mut Signal,
     args: &ExecArgs,
     setup: &Setup,
     prompt: String,
@@ -89,7 +78,7 @@ async fn drive(
         session_id,
         ..
     } = session
-        .open(interrupts, &args.session, setup, capabilities, options)
+        .open(&args.session, setup, capabilities, options)
         .await?;
     session
         .client
@@ -103,7 +92,7 @@ async fn drive(
     let limits = turn::Limits {
         timeout: setup.timeout,
     };
-    let end = turn::run(session, &conn, &session_id, blocks, interrupts, limits).await;
+    let end = turn::run(session, &conn, &session_id, blocks, limits).await;
     let (response, cancelled) = match end {
         TurnEnd::Answered {
             response,

@@ -15,7 +15,7 @@ use crate::exit::{self, Failure};
 use crate::host::CliClient;
 use crate::host::permission::PermissionPolicy;
 use crate::session::auth::{self, Kind, Login};
-use crate::session::{Interrupted, Session, Setup, spawn_agent, watch_interrupts};
+use crate::session::{Interrupted, Session, Setup};
 use crate::tty::Tty;
 use crate::view::View;
 use acp::schema::AuthenticateRequest;
@@ -34,31 +34,15 @@ pub async fn run(agent: ChosenAgent, args: LoginArgs) -> Result<u8, Failure> {
     };
     let setup = Setup::new(&session_args, PermissionPolicy::DenyAll)?;
     let client = CliClient::new(setup.settings(false), View::stdio(false));
-    let mut interrupts = watch_interrupts()?;
-    let restart = agent.clone();
-    let process = spawn_agent(agent, &setup.cwd, &client, args.verbose)?;
-    let mut session =
-        Session::new(client.clone(), process).restartable(restart, &setup.cwd, args.verbose);
-    session.timeout = args.timeout;
-    let result = login(
-        &mut session,
-        &mut interrupts,
-        &setup,
-        args.method.as_deref(),
-    )
-    .await;
+    let mut session = Session::start(agent, &setup, client, args.verbose)?;
+    let result = login(&mut session, &setup, args.method.as_deref()).await;
     session.close().await;
     result
 }
 
-async fn login(
-    session: &mut Session,
-    interrupts: &mut tokio::signal::unix::Signal,
-    setup: &Setup,
-    method: Option<&str>,
-) -> Result<u8, Failure> {
+async fn login(session: &mut Session, setup: &Setup, method: Option<&str>) -> Result<u8, Failure> {
     let capabilities = auth::advertise(session.client.capabilities());
-    session.initialize(interrupts, capabilities).await?;
+    session.initialize(capabilities).await?;
     let logins = session.logins.clone();
     let listing = {
         let is_set = |name: &str| session.var_is_set(name);
@@ -119,15 +103,10 @@ async fn login(
             }
         }
     };
-    run_method(session, interrupts, setup, &login).await
+    run_method(session, setup, &login).await
 }
 
-async fn run_method(
-    session: &mut Session,
-    interrupts: &mut tokio::signal::unix::Signal,
-    setup: &Setup,
-    login: &Login,
-) -> Result<u8, Failure> {
+async fn run_method(session: &mut Session, setup: &Setup, login: &Login) -> Result<u8, Failure> {
     if let Kind::Unknown(kind) = &login.kind {
         return Err(Failure::usage(format!(
             "{} is a kind of login acp does not know ({kind}); see the agent's documentation",
@@ -150,9 +129,7 @@ async fn run_method(
             .await
             .map_err(|e| Failure::agent(format!("the login command failed: {e}")))?
             .map_err(|e| Failure::agent(format!("cannot run the login command: {e}")))?;
-        while let Ok(Some(())) =
-            tokio::time::timeout(std::time::Duration::ZERO, interrupts.recv()).await
-        {}
+        session.forget_interrupts().await;
         if !status.success() {
             return Err(Failure::agent(format!(
                 "the login command of {} ended: {status}; you are not logged in",
@@ -182,7 +159,6 @@ async fn run_method(
     session
         .step(
             "authenticate",
-            interrupts,
             conn.authenticate(AuthenticateRequest::new(login.id.as_str())),
         )
         .await

@@ -10,29 +10,22 @@ use crate::exit::Failure;
 use crate::session::open::Opened;
 use crate::session::{Interrupted, Session};
 use acp::schema::*;
-use tokio::signal::unix::Signal;
 
 impl Session {
     /// Sets the mode, model and config options the flags or the agent's
     /// config entry ask for.
     pub(super) async fn apply_choices(
         &mut self,
-        interrupts: &mut Signal,
         args: &SessionArgs,
         opened: &mut Opened,
     ) -> Result<(), Failure> {
-        let defaults = self
-            .restart
-            .as_ref()
-            .map(|r| r.agent.defaults.clone())
-            .unwrap_or_default();
+        let defaults = self.agent_defaults().clone();
         let mode = match &args.mode {
             Some(mode) => Some((mode.clone(), true)),
             None => defaults.mode.map(|m| (m, false)),
         };
         if let Some((mode, explicit)) = mode {
-            self.choose_mode(interrupts, opened, &mode, explicit)
-                .await?;
+            self.choose_mode(opened, &mode, explicit).await?;
         }
         let model = match &args.model {
             Some(model) => Some((model.clone(), true)),
@@ -42,11 +35,11 @@ impl Session {
             let option = find_option(opened, SessionConfigOptionCategory::Model, "model");
             match option {
                 Some(id) => {
-                    self.choose_option(interrupts, opened, &id, &model, explicit, "--model")
+                    self.choose_option(opened, &id, &model, explicit, "--model")
                         .await?
                 }
                 None => match self
-                    .choose_model_by_selector(interrupts, opened, &model)
+                    .choose_model_by_selector(opened, &model)
                     .await?
                 {
                     Ok(true) => {}
@@ -61,8 +54,7 @@ impl Session {
             }
         }
         for (id, value) in defaults.options {
-            self.choose_option(interrupts, opened, &id, &value, false, "")
-                .await?;
+            self.choose_option(opened, &id, &value, false, "").await?;
         }
         Ok(())
     }
@@ -83,7 +75,6 @@ impl Session {
 
     async fn choose_mode(
         &mut self,
-        interrupts: &mut Signal,
         opened: &mut Opened,
         mode: &str,
         explicit: bool,
@@ -112,13 +103,9 @@ impl Session {
             }
             let conn = opened.conn.clone();
             let request = SetSessionModeRequest::new(opened.session_id.clone(), mode);
-            self.step(
-                "session/set_mode",
-                interrupts,
-                conn.set_session_mode(request),
-            )
-            .await
-            .map_err(|Interrupted::Failed(f)| f)?;
+            self.step("session/set_mode", conn.set_session_mode(request))
+                .await
+                .map_err(|Interrupted::Failed(f)| f)?;
             if let Some(modes) = &mut opened.modes {
                 modes.current_mode_id = SessionModeId::new(mode);
             }
@@ -126,7 +113,7 @@ impl Session {
         }
         match find_option(opened, SessionConfigOptionCategory::Mode, "mode") {
             Some(id) => {
-                self.choose_option(interrupts, opened, &id, mode, explicit, "--mode")
+                self.choose_option(opened, &id, mode, explicit, "--mode")
                     .await
             }
             None => self.refuse(
@@ -140,7 +127,6 @@ impl Session {
     /// `false` for a boolean).
     async fn choose_option(
         &mut self,
-        interrupts: &mut Signal,
         opened: &mut Opened,
         id: &str,
         value: &str,
@@ -172,7 +158,6 @@ impl Session {
         let response = self
             .step(
                 "session/set_config_option",
-                interrupts,
                 conn.set_session_config_option(request),
             )
             .await

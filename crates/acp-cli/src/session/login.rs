@@ -9,8 +9,6 @@ use crate::tty::Tty;
 use acp::schema::*;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
-use tokio::signal::unix::Signal;
 
 impl Session {
     /// `--auth METHOD`: `authenticate`, or the terminal login of a terminal
@@ -18,7 +16,6 @@ impl Session {
     pub(super) async fn login_with(
         &mut self,
         method: &str,
-        interrupts: &mut Signal,
         setup: &Setup,
     ) -> Result<bool, Failure> {
         let Some(login) = self.logins.iter().find(|l| l.id == method).cloned() else {
@@ -46,7 +43,7 @@ impl Session {
                     command.display(&login.env)
                 )));
             }
-            return if self.run_login(&command, &login, interrupts, setup).await {
+            return if self.run_login(&command, &login, setup).await {
                 Ok(true)
             } else {
                 Err(Failure::agent(format!(
@@ -58,7 +55,6 @@ impl Session {
         let conn = self.process.connection().clone();
         self.step(
             "authenticate",
-            interrupts,
             conn.authenticate(AuthenticateRequest::new(method)),
         )
         .await
@@ -69,12 +65,7 @@ impl Session {
 
     /// Asks whether to run one of the terminal logins that fit `failure`,
     /// and runs it. True once one exited 0.
-    pub(super) async fn offer_login(
-        &mut self,
-        failure: &Failure,
-        interrupts: &mut Signal,
-        setup: &Setup,
-    ) -> bool {
+    pub(super) async fn offer_login(&mut self, failure: &Failure, setup: &Setup) -> bool {
         let Some(error) = failure.error.as_deref().cloned() else {
             return false;
         };
@@ -83,10 +74,7 @@ impl Session {
             error: &error,
             tried: None,
         };
-        let logins = match &self.restart {
-            Some(r) => auth::relevant(&problem, &self.logins, &r.agent.command),
-            None => return false,
-        };
+        let logins = auth::relevant(&problem, &self.logins, self.agent_command());
         let runnable: Vec<(Login, TerminalCommand)> = logins
             .into_iter()
             .filter_map(|l| {
@@ -123,17 +111,11 @@ impl Session {
             return false;
         };
         let (login, command) = &runnable[index];
-        self.run_login(command, login, interrupts, setup).await
+        self.run_login(command, login, setup).await
     }
 
     /// Runs a terminal login in the user's terminal and waits for it.
-    async fn run_login(
-        &mut self,
-        command: &TerminalCommand,
-        login: &Login,
-        interrupts: &mut Signal,
-        setup: &Setup,
-    ) -> bool {
+    async fn run_login(&mut self, command: &TerminalCommand, login: &Login, setup: &Setup) -> bool {
         self.client.with_view(|v| {
             v.note(&format!(
                 "[login] running `{}`; acp goes on when it exits",
@@ -143,7 +125,7 @@ impl Session {
         let (command, cwd) = (command.clone(), setup.cwd.clone());
         let status = tokio::task::spawn_blocking(move || command.run(&cwd)).await;
         // Ctrl-C typed during the login was the login's.
-        while let Ok(Some(())) = tokio::time::timeout(Duration::ZERO, interrupts.recv()).await {}
+        self.forget_interrupts().await;
         let note = match &status {
             Ok(Ok(status)) if status.success() => {
                 "[login] done; starting the agent again".to_owned()
@@ -164,11 +146,7 @@ impl Session {
             error,
             tried,
         };
-        let command = self.restart.as_ref().map(|r| r.agent.command.clone());
-        let logins = match &command {
-            Some(command) => auth::relevant(&problem, &self.logins, command),
-            None => self.logins.clone(),
-        };
+        let logins = auth::relevant(&problem, &self.logins, self.agent_command());
         let is_set = |name: &str| self.var_is_set(name);
         let flag = self.agent_flag();
         let cx = auth::Context {

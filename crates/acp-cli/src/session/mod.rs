@@ -33,15 +33,15 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 const CRASH_TAIL: usize = 10;
 
 /// Starts watching for SIGINT (Ctrl-C).
-pub(crate) fn watch_interrupts() -> Result<Signal, Failure> {
+fn watch_interrupts() -> Result<Signal, Failure> {
     signal(SignalKind::interrupt())
         .map_err(|e| Failure::agent(format!("cannot watch for Ctrl-C: {e}")))
 }
 
 /// Starts the agent process in `cwd` and connects `client` to it. With
 /// `show_stderr`, the agent's stderr lines are shown as notes of the client's
-/// renderer (in chat, above the prompt while a line is being typed).
-pub(crate) fn spawn_agent(
+/// view (in chat, above the prompt while a line is being typed).
+fn spawn_agent(
     agent: ChosenAgent,
     cwd: &std::path::Path,
     client: &CliClient,
@@ -89,13 +89,18 @@ pub(crate) fn spawn_agent(
 
 /// A running agent process, connected.
 pub(crate) struct Session {
+    /// Our side of the connection: it answers the agent and shows the
+    /// session.
     pub client: CliClient,
     pub process: AgentProcess,
+    /// Ctrl-C: it abandons a request made outside a turn, and cancels a
+    /// turn ([`turn`]).
+    pub interrupts: Signal,
     /// The sweep of killed writers' temporary files, started with the
     /// session.
     sweep: Option<tokio::task::JoinHandle<acp_host::Sweep>>,
-    /// How to start the agent again (after a login).
-    pub(crate) restart: Option<Restart>,
+    /// How the agent was started, to start it again (after a login).
+    launch: Launch,
     /// The agent's login methods, from `initialize`.
     pub(crate) logins: Vec<Login>,
     /// The method `authenticate` is being called with.
@@ -106,11 +111,11 @@ pub(crate) struct Session {
     pub(crate) timeout: Option<Duration>,
 }
 
-/// What [`Session::restart`] needs.
-pub(crate) struct Restart {
-    pub agent: ChosenAgent,
-    pub cwd: PathBuf,
-    pub verbose: bool,
+/// How the agent was started: what [`Session::restart`] needs.
+struct Launch {
+    agent: ChosenAgent,
+    cwd: PathBuf,
+    verbose: bool,
 }
 
 /// The connection's size limit of one message, in bytes.
@@ -139,41 +144,43 @@ impl From<Failure> for Interrupted {
 }
 
 impl Session {
-    /// A session with the agent `process`, not initialized yet.
-    pub fn new(client: CliClient, process: AgentProcess) -> Self {
+    /// Starts watching for Ctrl-C and starts `agent` in the setup's
+    /// directory, with `client` answering it; with `verbose` the agent's
+    /// stderr lines are shown as notes. Nothing is sent to it yet.
+    pub fn start(
+        agent: ChosenAgent,
+        setup: &Setup,
+        client: CliClient,
+        verbose: bool,
+    ) -> Result<Self, Failure> {
+        let interrupts = watch_interrupts()?;
+        let process = spawn_agent(agent.clone(), &setup.cwd, &client, verbose)?;
         let sweep = Some(tokio::spawn(client.sweep()));
-        Session {
+        Ok(Session {
             client,
             process,
+            interrupts,
             sweep,
-            restart: None,
+            launch: Launch {
+                agent,
+                cwd: setup.cwd.clone(),
+                verbose,
+            },
             logins: Vec::new(),
             trying: None,
             session_id: None,
-            timeout: None,
-        }
-    }
-
-    /// Lets the session start `agent` again in `cwd` (after a login).
-    pub fn restartable(mut self, agent: ChosenAgent, cwd: &std::path::Path, verbose: bool) -> Self {
-        self.restart = Some(Restart {
-            agent,
-            cwd: cwd.to_path_buf(),
-            verbose,
-        });
-        self
+            timeout: setup.timeout,
+        })
     }
 
     /// Starts the agent again, the same way; the old process is stopped.
     pub fn restart(&mut self) -> Result<(), Failure> {
-        let Some(restart) = &self.restart else {
-            return Err(Failure::agent("acp cannot start this agent again"));
-        };
+        let launch = &self.launch;
         let process = spawn_agent(
-            restart.agent.clone(),
-            &restart.cwd,
+            launch.agent.clone(),
+            &launch.cwd,
             &self.client,
-            restart.verbose,
+            launch.verbose,
         )?;
         // Dropping the old process closes its input and stops its group.
         self.process = process;
@@ -183,22 +190,36 @@ impl Session {
 
     /// The `--agent …` words that name this agent again, for advice.
     pub fn agent_flag(&self) -> String {
-        self.restart
-            .as_ref()
-            .map(|r| r.agent.flag.clone())
-            .unwrap_or_default()
+        self.launch.agent.flag.clone()
+    }
+
+    /// The agent's command line, as configured.
+    pub fn agent_command(&self) -> &acp::AgentCommand {
+        &self.launch.agent.command
+    }
+
+    /// What the agent's config entry asks the session to use (mode,
+    /// model, config options).
+    pub fn agent_defaults(&self) -> &crate::config::AgentDefaults {
+        &self.launch.agent.defaults
+    }
+
+    /// Forgets the Ctrl-C presses not acted on yet: those typed into a
+    /// login that ran in the terminal, or while no turn ran.
+    pub async fn forget_interrupts(&mut self) {
+        while let Ok(Some(())) = tokio::time::timeout(Duration::ZERO, self.interrupts.recv()).await
+        {
+        }
     }
 
     /// Whether a variable is set for the agent: in its configured
     /// environment or in acp's.
     pub fn var_is_set(&self, name: &str) -> bool {
-        let configured = self.restart.as_ref().is_some_and(|r| {
-            r.agent
-                .command
-                .get_envs()
-                .iter()
-                .any(|(k, v)| k == name && !v.is_empty())
-        });
+        let configured = self
+            .agent_command()
+            .get_envs()
+            .iter()
+            .any(|(k, v)| k == name && !v.is_empty());
         configured || std::env::var_os(name).is_some_and(|v| !v.is_empty())
     }
 
@@ -208,7 +229,6 @@ impl Session {
     pub async fn step<T>(
         &mut self,
         method: &str,
-        interrupts: &mut Signal,
         call: impl Future<Output = Result<T, ConnectionError>>,
     ) -> Result<T, Interrupted> {
         let overlong = self.client.overlong();
@@ -238,7 +258,7 @@ impl Session {
                 Ok(value) => Ok(value),
                 Err(e) => Err(Interrupted::Failed(self.failure(method, e).await)),
             },
-            _ = interrupts.recv() => Err(Interrupted::Failed(Failure::new(exit::CANCELLED, format!("interrupted during {method}")))),
+            _ = self.interrupts.recv() => Err(Interrupted::Failed(Failure::new(exit::CANCELLED, format!("interrupted during {method}")))),
             _ = limit => Err(Interrupted::Failed(Failure::new(
                 exit::TIMEOUT,
                 format!("the agent did not answer {method} within {} s (--timeout)", timeout.unwrap_or_default().as_secs_f64()),

@@ -17,7 +17,6 @@ use crate::exit::Failure;
 use crate::session::open::Opened;
 use crate::session::{Interrupted, Session};
 use acp::schema::*;
-use tokio::signal::unix::Signal;
 
 /// A model the user can choose.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,7 +169,6 @@ impl Session {
     /// `model`. `Ok(false)` when the agent has no selector.
     pub(crate) async fn choose_model_by_selector(
         &mut self,
-        interrupts: &mut Signal,
         opened: &mut Opened,
         model: &str,
     ) -> Result<Result<bool, String>, Failure> {
@@ -189,13 +187,9 @@ impl Session {
         let id = found.id.clone();
         let conn = opened.conn.clone();
         let request = SetSessionModelRequest::new(opened.session_id.clone(), id.as_str());
-        self.step(
-            "session/set_model",
-            interrupts,
-            conn.set_session_model(request),
-        )
-        .await
-        .map_err(|Interrupted::Failed(f)| f)?;
+        self.step("session/set_model", conn.set_session_model(request))
+            .await
+            .map_err(|Interrupted::Failed(f)| f)?;
         let options = opened.config_options.get_or_insert_with(Vec::new);
         switched(&mut opened.models, options, &id);
         Ok(Ok(true))

@@ -15,7 +15,6 @@ use crate::session::{Interrupted, Session, Setup};
 use acp::ClientSideConnection;
 use acp::schema::*;
 use std::time::Duration;
-use tokio::signal::unix::Signal;
 
 /// How long the agent gets to answer `initialize`: long, because launchers such
 /// as `npx` or `cargo run` may download or compile the agent first.
@@ -70,7 +69,6 @@ impl Session {
     /// version; keeps the agent's login methods.
     pub async fn initialize(
         &mut self,
-        interrupts: &mut Signal,
         capabilities: ClientCapabilities,
     ) -> Result<InitializeResponse, Failure> {
         let conn = self.process.connection().clone();
@@ -90,7 +88,7 @@ impl Session {
         };
         // `step` applies --timeout; initialize has its own, longer limit.
         let timeout = self.timeout.take();
-        let answer = self.step("initialize", interrupts, conn.initialize(init));
+        let answer = self.step("initialize", conn.initialize(init));
         let init = tokio::time::timeout(INIT_TIMEOUT, async {
             tokio::select! {
                 answer = answer => answer,
@@ -115,10 +113,7 @@ impl Session {
                 ProtocolVersion::V1.get()
             )));
         }
-        self.logins = match &self.restart {
-            Some(restart) => Login::parse(&init.auth_methods, &restart.agent.command),
-            None => Login::parse(&init.auth_methods, &acp::AgentCommand::new("AGENT")),
-        };
+        self.logins = Login::parse(&init.auth_methods, self.agent_command());
         Ok(init)
     }
 
@@ -126,7 +121,6 @@ impl Session {
     /// person can run the login), and opens the session.
     pub async fn open(
         &mut self,
-        interrupts: &mut Signal,
         args: &SessionArgs,
         setup: &Setup,
         capabilities: ClientCapabilities,
@@ -136,7 +130,7 @@ impl Session {
         let mut logged_in = false;
         loop {
             let failure = match self
-                .open_once(interrupts, args, setup, capabilities.clone(), options)
+                .open_once(args, setup, capabilities.clone(), options)
                 .await
             {
                 Ok(opened) => {
@@ -152,7 +146,7 @@ impl Session {
             if !auth_failure || logged_in || !setup.interactive {
                 return Err(failure);
             }
-            if !self.offer_login(&failure, interrupts, setup).await {
+            if !self.offer_login(&failure, setup).await {
                 return Err(failure);
             }
             self.restart()?;
@@ -162,20 +156,19 @@ impl Session {
 
     async fn open_once(
         &mut self,
-        interrupts: &mut Signal,
         args: &SessionArgs,
         setup: &Setup,
         capabilities: ClientCapabilities,
         options: OpenOptions,
     ) -> Result<Opened, Failure> {
         self.trying = None;
-        let mut init = self.initialize(interrupts, capabilities.clone()).await?;
+        let mut init = self.initialize(capabilities.clone()).await?;
         if let Some(method) = &args.auth
-            && self.login_with(method, interrupts, setup).await?
+            && self.login_with(method, setup).await?
         {
             // A terminal login ran: the agent starts again to see it.
             self.restart()?;
-            init = self.initialize(interrupts, capabilities).await?;
+            init = self.initialize(capabilities).await?;
         }
         let conn = self.process.connection().clone();
         let caps = init.agent_capabilities;
@@ -199,7 +192,7 @@ impl Session {
                     request = request.additional_directories(dirs);
                 }
                 let response = self
-                    .step("session/new", interrupts, conn.new_session(request))
+                    .step("session/new", conn.new_session(request))
                     .await
                     .map_err(|Interrupted::Failed(f)| f)?;
                 (
@@ -211,9 +204,7 @@ impl Session {
                 )
             }
             Some(id) => {
-                let id = self
-                    .expand_session(id, &caps, interrupts, &conn, &cwd_text)
-                    .await?;
+                let id = self.expand_session(id, &caps, &conn, &cwd_text).await?;
                 let id = SessionId::new(id.as_str());
                 let resume = caps.session_capabilities.resume.is_some();
                 let load = caps.load_session;
@@ -223,7 +214,7 @@ impl Session {
                         request = request.additional_directories(dirs);
                     }
                     let response = self
-                        .step("session/resume", interrupts, conn.resume_session(request))
+                        .step("session/resume", conn.resume_session(request))
                         .await
                         .map_err(|Interrupted::Failed(f)| f)?;
                     let r = response;
@@ -235,9 +226,7 @@ impl Session {
                     }
                     self.client
                         .with_view(|v| v.set_replaying(!options.show_replay));
-                    let loaded = self
-                        .step("session/load", interrupts, conn.load_session(request))
-                        .await;
+                    let loaded = self.step("session/load", conn.load_session(request)).await;
                     self.client.with_view(|v| v.set_replaying(false));
                     let response = loaded.map_err(|Interrupted::Failed(f)| f)?;
                     let r = response;
@@ -260,7 +249,7 @@ impl Session {
             models,
         };
         self.session_id = Some(opened.session_id.clone());
-        self.apply_choices(interrupts, args, &mut opened).await?;
+        self.apply_choices(args, &mut opened).await?;
         Ok(opened)
     }
 
@@ -271,7 +260,6 @@ impl Session {
         &mut self,
         given: &str,
         caps: &AgentCapabilities,
-        interrupts: &mut Signal,
         conn: &ClientSideConnection,
         cwd: &str,
     ) -> Result<String, Failure> {
@@ -288,10 +276,7 @@ impl Session {
         if !unique(&known) && caps.session_capabilities.list.is_some() {
             let mut request = ListSessionsRequest::new();
             request.cwd = Some(cwd.to_owned());
-            if let Ok(list) = self
-                .step("session/list", interrupts, conn.list_sessions(request))
-                .await
-            {
+            if let Ok(list) = self.step("session/list", conn.list_sessions(request)).await {
                 known.extend(list.sessions.into_iter().map(|s| s.session_id.to_string()));
             }
         }

@@ -15,7 +15,6 @@ use crate::session::{Session, overlong_failure};
 use acp::ClientSideConnection;
 use acp::schema::*;
 use std::time::Duration;
-use tokio::signal::unix::Signal;
 
 /// After Ctrl-C or `--timeout`, how long to wait for the turn to end as
 /// `cancelled` before the agent is killed.
@@ -77,7 +76,6 @@ pub(crate) async fn run(
     conn: &ClientSideConnection,
     session_id: &SessionId,
     blocks: Vec<ContentBlock>,
-    interrupts: &mut Signal,
     limits: Limits,
 ) -> TurnEnd {
     let client = session.client.clone();
@@ -104,7 +102,7 @@ pub(crate) async fn run(
                 return TurnEnd::Fatal(overlong_failure());
             }
             response = &mut turn => break response,
-            _ = interrupts.recv() => {
+            _ = session.interrupts.recv() => {
                 if cancelled.is_some() {
                     let _ = session.process.kill();
                     return TurnEnd::Fatal(Failure::new(exit::CANCELLED, "interrupted again: killed the agent"));

@@ -20,7 +20,7 @@ use crate::host::permission::PermissionPolicy;
 use crate::session::mentions::prompt_blocks;
 use crate::session::open::{How, OpenOptions, Opened};
 use crate::session::turn::{self, Cancelled, TurnEnd};
-use crate::session::{Interrupted, Session, Setup, spawn_agent, watch_interrupts};
+use crate::session::{Interrupted, Session, Setup};
 use crate::view::View;
 use crate::view::chat::Transcript;
 use crate::view::chat::output::ChatOutput;
@@ -32,7 +32,7 @@ use rustyline::{Cmd, CompletionType, Editor, EventHandler, KeyCode, KeyEvent, Mo
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
-use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 
 mod commands;
@@ -119,27 +119,16 @@ pub async fn run(agent: ChosenAgent, mut args: ChatArgs) -> Result<u8, Failure> 
     }
     let commands = Commands::default();
     let output = ChatOutput::default();
-    let client = CliClient::new(
-        setup.settings(true),
-        View::chat(use_color(), commands.clone(), Box::new(output.writer())),
-    );
-    let mut interrupts = watch_interrupts()?;
+    let mut view = View::chat(use_color(), commands.clone(), Box::new(output.writer()));
+    if let Some(t) = view.transcript() {
+        t.set_live(output.clone());
+    }
+    let client = CliClient::new(setup.settings(true), view);
     let hangup = watch_hangups()?;
     let label = agent.label.clone();
     let flag = agent.flag.clone();
-    client.with_view(|v| {
-        if let Some(t) = v.transcript() {
-            t.set_live(output.clone());
-        }
-    });
-    let restart = agent.clone();
-    let process = spawn_agent(agent, &setup.cwd, &client, args.session.verbose)?;
-    let mut session = Session::new(client.clone(), process).restartable(
-        restart,
-        &setup.cwd,
-        args.session.verbose,
-    );
-    let capabilities = crate::session::auth::advertise(client.capabilities())
+    let mut session = Session::start(agent, &setup, client, args.session.verbose)?;
+    let capabilities = crate::session::auth::advertise(session.client.capabilities())
         .elicitation(
             ElicitationCapabilities::new()
                 .form(ElicitationFormCapabilities::new())
@@ -153,13 +142,7 @@ pub async fn run(agent: ChosenAgent, mut args: ChatArgs) -> Result<u8, Failure> 
         prefer_load: true,
     };
     let result = match session
-        .open(
-            &mut interrupts,
-            &args.session,
-            &setup,
-            capabilities,
-            options,
-        )
+        .open(&args.session, &setup, capabilities, options)
         .await
     {
         Ok(opened) => {
@@ -167,7 +150,6 @@ pub async fn run(agent: ChosenAgent, mut args: ChatArgs) -> Result<u8, Failure> 
                 session: &mut session,
                 opened,
                 setup: &setup,
-                interrupts: &mut interrupts,
                 hangup,
                 commands,
                 output,
@@ -225,7 +207,6 @@ struct Chat<'a> {
     session: &'a mut Session,
     opened: Opened,
     setup: &'a Setup,
-    interrupts: &'a mut Signal,
     /// Set once the terminal hung up or acp was told to stop.
     hangup: watch::Receiver<bool>,
     commands: Commands,
@@ -409,9 +390,7 @@ impl Chat<'_> {
     async fn turn(&mut self, text: &str) -> Result<Next, Failure> {
         // A Ctrl-C typed while no turn ran (when the line editor could not
         // take the terminal over) must not cancel this turn.
-        while let Ok(Some(())) = tokio::time::timeout(Duration::ZERO, self.interrupts.recv()).await
-        {
-        }
+        self.session.forget_interrupts().await;
         self.count_prompt(text);
         let client = self.client().clone();
         client.begin_turn();
@@ -432,7 +411,6 @@ impl Chat<'_> {
                 &conn,
                 &session_id,
                 blocks,
-                self.interrupts,
                 limits,
             ) => Some(end),
             _ = hung_up(&mut self.hangup) => None,
@@ -479,7 +457,7 @@ impl Chat<'_> {
         method: &str,
         call: impl Future<Output = Result<T, acp::ConnectionError>>,
     ) -> Result<Option<T>, Failure> {
-        match self.session.step(method, self.interrupts, call).await {
+        match self.session.step(method, call).await {
             Ok(value) => Ok(Some(value)),
             Err(Interrupted::Failed(failure)) if failure.code == exit::AGENT_CRASHED => {
                 Err(failure)

@@ -353,7 +353,7 @@ impl Chat<'_> {
         });
         tokio::select! {
             answer = &mut question => answer.ok().flatten(),
-            _ = self.interrupts.recv() => {
+            _ = self.session.interrupts.recv() => {
                 abort.store(true, Ordering::Relaxed);
                 // Gone within one poll, so it cannot take the next line.
                 let _ = question.await;
