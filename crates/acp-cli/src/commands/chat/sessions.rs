@@ -22,6 +22,7 @@ use crate::session::open::How;
 use crate::session::recent::Recent;
 use crate::tty::Tty;
 use acp::schema::*;
+use jiff::Timestamp;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -159,84 +160,21 @@ pub fn ago(now: u64, at: u64) -> String {
         86_400..172_800 => "yesterday".to_owned(),
         172_800..2_592_000 => format!("{} days ago", s / 86_400),
         _ => {
-            let (y, m, d) = civil(at / 86_400);
-            format!("on {y:04}-{m:02}-{d:02}")
+            let day = i64::try_from(at)
+                .ok()
+                .and_then(|s| Timestamp::from_second(s).ok())
+                .unwrap_or(Timestamp::MAX);
+            format!("on {}", day.strftime("%Y-%m-%d"))
         }
     }
 }
 
 /// An RFC 3339 time (`2025-01-02T03:04:05Z`, with optional fraction and a
-/// `Z` or `±HH:MM` offset) in seconds since the epoch.
+/// `Z` or `±HH:MM` offset; jiff also reads the other ISO 8601 forms that
+/// carry an offset) in seconds since the epoch.
 pub fn parse_time(text: &str) -> Option<u64> {
-    let b = text.trim().as_bytes();
-    let num = |from: usize, len: usize| -> Option<i64> {
-        let digits = b.get(from..from + len)?;
-        if !digits.iter().all(u8::is_ascii_digit) {
-            return None;
-        }
-        std::str::from_utf8(digits).ok()?.parse().ok()
-    };
-    let (y, mo, d) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
-    if b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
-        return None;
-    }
-    if !matches!(b.get(10), Some(b'T' | b't' | b' ')) {
-        return None;
-    }
-    let (h, mi, s) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
-    if b.get(13) != Some(&b':') || b.get(16) != Some(&b':') {
-        return None;
-    }
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
-        return None;
-    }
-    let mut i = 19;
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        while b.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-    }
-    let offset = match b.get(i) {
-        Some(b'Z' | b'z') if i + 1 == b.len() => 0,
-        Some(sign @ (b'+' | b'-')) if i + 6 == b.len() && b[i + 3] == b':' => {
-            let minutes = num(i + 1, 2)? * 60 + num(i + 4, 2)?;
-            if *sign == b'+' {
-                minutes * 60
-            } else {
-                -minutes * 60
-            }
-        }
-        _ => return None,
-    };
-    let days = days_from_civil(y, mo, d);
-    let secs = days * 86_400 + h * 3600 + mi * 60 + s - offset;
-    u64::try_from(secs).ok()
-}
-
-/// Days since 1970-01-01 of a date in the proleptic Gregorian calendar.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The date of a day since 1970-01-01.
-fn civil(days: u64) -> (i64, u32, u32) {
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    let at: Timestamp = text.trim().parse().ok()?;
+    u64::try_from(at.as_second()).ok()
 }
 
 impl Chat<'_> {
