@@ -1,12 +1,33 @@
 //! `acp`, a terminal client for the Agent Client Protocol.
 //!
 //! The binary's logic lives here so it can be tested: [`cli`] parses the
-//! arguments, [`run`] hands them to one of the [`commands`]; `acp exec` and
-//! `acp chat` run a [`session`] with an agent, whose client side is
-//! [`host::CliClient`] (permissions, files, terminals, elicitations) and
-//! which shows itself through a [`view`]. [`config`] picks the agent; exit
-//! codes are listed in [`exit`]; [`recording`] is the record file of
-//! `acp record`, `acp trace` and `acp mock`.
+//! arguments and [`run`] hands them to one of the [`commands`].
+//!
+//! # Layout
+//!
+//! A folder per layer; a module uses only the layers below its own:
+//!
+//! - [`commands`]: one module per command (`exec`, `chat`, `login`,
+//!   `agents`, `record`, `trace`, `mock`, `serve`, `connect`, `check`,
+//!   completions and manual pages).
+//! - [`session`]: the `Session` that `acp exec`, `acp chat` and `acp login`
+//!   share: starting the agent, opening the session, logins, its mode,
+//!   model and options, one prompt turn, Ctrl-C and `--timeout`.
+//! - [`host`]: the client side, [`host::CliClient`]: permissions, files,
+//!   terminals, elicitations.
+//! - [`view`]: one [`view::View`] (plain, JSON lines, chat) over one
+//!   [`view::Store`] of what the session's updates said.
+//! - [`config`] (the config file, choosing the agent, acp's paths) and
+//!   [`cli`] (the argument definitions), which every layer above may use.
+//! - Leaf helpers, used by all and using none: [`exit`] (exit codes),
+//!   [`style`], [`tty`], [`recording`] (the record file of `acp record`,
+//!   `acp trace` and `acp mock`).
+//!
+//! commands → session → host → view; any of them may use config, cli and
+//! the leaves; config uses only cli and the leaves, cli only the leaves. A
+//! new command is a module of [`commands`] (its arguments in [`cli`]); a
+//! new thing every session does is a method of `Session` in [`session`]; a
+//! new way to show a session is a screen of [`view`].
 #![deny(missing_docs)]
 
 pub mod cli;

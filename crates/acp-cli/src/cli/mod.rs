@@ -1,4 +1,7 @@
-//! Command-line arguments.
+//! Command-line arguments: what clap parses, and the completions and
+//! manual pages are generated from. Only definitions, used by every layer
+//! above; a new command adds its arguments here (`acp check`'s are in
+//! [`check`]) and its code under [`crate::commands`].
 
 pub mod check;
 

@@ -1,11 +1,16 @@
-//! The client side of the protocol as `acp` implements it: [`CliClient`].
+//! The client side of the protocol as `acp` implements it: [`CliClient`],
+//! what the agent may do on this machine and how acp answers it.
 //!
-//! It renders session updates (plain text or JSON lines), answers
-//! permission requests by a [`PermissionPolicy`] ([`crate::host::permission`]),
-//! and serves `fs/*` and `terminal/*` through [`acp_host`] once the
-//! [`Gate`] ([`crate::host::policy`]) lets a write or a command through. In chat it asks elicitations on the terminal (forms, and
-//! links to open in a browser: [`crate::host::elicit`]); otherwise it declines
-//! them.
+//! It shows session updates through its [`View`] (which keeps what they
+//! said: [`crate::view::Store`]), answers permission requests by a
+//! [`PermissionPolicy`] ([`permission`]; the questions on the terminal are
+//! in `ask.rs`), and serves `fs/*` and `terminal/*` through [`acp_host`]
+//! once the [`Gate`] ([`policy`]) lets a write or a command through. In
+//! chat it asks elicitations on the terminal (forms, and links to open in a
+//! browser: [`elicit`]), otherwise it declines them; and it shows the
+//! output of the agent's terminals (`terminals.rs`).
+//!
+//! It uses [`crate::view`] and the leaf helpers; the session above owns it.
 
 mod ask;
 pub mod elicit;

@@ -1,6 +1,20 @@
-//! A session with an agent, for `acp exec`, `acp chat` and `acp login`:
-//! starting the agent, awaiting requests outside a turn (Ctrl-C,
-//! `--timeout`), explaining failures, restarting after a login, closing.
+//! A session with an agent: everything `acp exec`, `acp chat` and
+//! `acp login` share.
+//!
+//! `Session` is the one type here, its methods spread over this folder
+//! by concern: starting the agent, awaiting requests outside a turn
+//! (Ctrl-C, `--timeout`), explaining failures, restarting after a login
+//! and closing (this file); its `setup` (directories, policy, sandbox);
+//! opening the session (`open`), logging in while it opens (`login`,
+//! with [`auth`] reading the agent's login methods), its mode, model and
+//! options (`choices`, `models`); one prompt turn ([`turn`], its
+//! prompt from [`mentions`]); the sessions acp had ([`recent`]).
+//!
+//! A session holds its client ([`crate::host`], which shows it through
+//! [`crate::view`]) and reads [`crate::config`] and [`crate::cli`]'s
+//! options; the commands above use it. A new thing every session does
+//! (reconnecting, another way to open) is a method of `Session` in a file
+//! here.
 
 pub mod auth;
 pub(crate) mod choices;

@@ -11,8 +11,15 @@
 //!   turn ([`chat`]).
 //!
 //! The notes the screens share (a notice, a mode switch, what the agent
-//! says of its progress, the stop reason) are written here once; the
+//! says of its progress) are written here once ([`notes`]), and so is
+//! every text of token usage ([`usage`]) and every diff ([`diff`]); the
 //! screens only lay out what is theirs.
+//!
+//! The view is the lowest layer that knows the protocol: it uses only the
+//! leaf helpers ([`crate::style`]), and the client ([`crate::host`]), the
+//! session and the commands above it show everything through it. A new way
+//! to show a session is a `Screen` variant with a file here; a new kind of
+//! update is recorded in the [`Store`] and laid out by each screen.
 
 pub mod chat;
 pub mod diff;
