@@ -1,7 +1,6 @@
 //! `acp exec`: one prompt turn, headless.
 
-use crate::cli::ExecArgs;
-use crate::cli::Format;
+use crate::cli::{ExecArgs, Format};
 use crate::config::ChosenAgent;
 use crate::exit::{self, Failure};
 use crate::host::CliClient;
@@ -23,7 +22,7 @@ pub async fn run(agent: ChosenAgent, args: ExecArgs) -> Result<u8, Failure> {
     let mut session_id = None;
     let result = run_exec(agent, args, &mut session_id).await;
     if json && let Err(failure) = &result {
-        // After every update line (the renderer has flushed them).
+        // After every update line (the view has flushed them).
         println!("{}", failure.json_line(session_id.as_deref()));
     }
     result

@@ -174,7 +174,11 @@ impl View {
         let update = &notification.update;
         let change = self.store.apply(update);
         match &mut self.screen {
-            Screen::Json(j) => return j.update(notification),
+            // JSON lines show every update, history replays included.
+            Screen::Json(j) => {
+                j.update(notification);
+                return;
+            }
             _ if self.replaying => return,
             Screen::Plain(_) | Screen::Chat(_) => {}
         }

@@ -1,13 +1,13 @@
 //! What the session's updates said, kept once: the [`Store`].
 //!
-//! [`super::View`] applies every update here before any renderer shows
-//! it; the renderers then read what they draw from here (a tool call's
+//! [`super::View`] applies every update here before any screen shows
+//! it; the screens then read what they draw from here (a tool call's
 //! kind, title and status, the plan to commit, the usage of the status
 //! line), and so do the permission questions (what a tool call asked for)
 //! and chat's commands (`/mode`, `/config`, `/model`, the completion of
-//! the agent's slash commands). How a renderer lays a thing out (which
+//! the agent's slash commands). How a screen lays a thing out (which
 //! lines it still holds back, what it has committed) stays with that
-//! renderer; what the thing *is* is only here.
+//! screen; what the thing *is* is only here.
 
 use acp::schema::*;
 use std::collections::HashMap;
@@ -47,7 +47,7 @@ struct Seen {
     announced: bool,
 }
 
-/// What an update changed, for the renderers to draw.
+/// What an update changed, for the screens to draw.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
     /// A tool call appeared or changed; its status before the update

@@ -16,8 +16,8 @@
 //! The external printer hands text to the editor through a queue of one
 //! message and waits while that is full; if the editor ends its line at
 //! that moment, the wait lasts until the next prompt. The transcript
-//! prints with the renderer locked, and a turn cannot go on without the
-//! renderer, so it never calls the printer itself: it queues the text for a
+//! prints with the view locked, and a turn cannot go on without the
+//! view, so it never calls the printer itself: it queues the text for a
 //! thread that does ([`ChatOutput::attach`]). In that narrow case the text
 //! is shown late, above the next prompt, but nothing stalls.
 
