@@ -67,8 +67,13 @@ struct Session {
     /// The conversation; locked for the whole of a turn.
     history: tokio::sync::Mutex<Conversation>,
     /// What the model calls cost so far, in US dollars, when the provider
-    /// reports costs (since the session was opened in this process).
+    /// reports costs (carried over from the last stored `usage_update` when
+    /// the session is opened from the store).
     cost: Mutex<Option<f64>>,
+    /// The last `usage_update` (context used and size, cost), sent again
+    /// when the session is loaded or resumed so that the client shows it
+    /// before the next prompt.
+    usage: Mutex<Option<UsageUpdate>>,
     /// Tokens read and written by the running turn's model calls, when the
     /// provider reported them (the `usage` of the prompt result).
     turn_usage: Mutex<Option<TurnUsage>>,
