@@ -1,6 +1,6 @@
 //! Model providers and their configuration: no model configured
-//! (`auth_required`), the authentication methods offered (one handled by the
-//! agent, one `env_var` method per provider) and `authenticate` with each,
+//! (`auth_required`), the authentication methods offered (a general one and
+//! one per provider naming its variables) and `authenticate` with each,
 //! and the Anthropic Messages API.
 
 mod support;
@@ -208,8 +208,9 @@ async fn reported_costs_add_up_in_usage_updates() {
     );
 }
 
-/// The methods every `initialize` offers, exactly: the agent-handled one
-/// (what registries require), then one `env_var` method per provider.
+/// The methods every `initialize` offers, exactly: all handled by the agent
+/// (no `type`; registries require one such), the general one, then one per
+/// provider naming its variables (the RFD's `env_var` shape in `_meta`).
 fn offered_auth_methods() -> serde_json::Value {
     json!([
         {
@@ -221,31 +222,35 @@ fn offered_auth_methods() -> serde_json::Value {
                 config file (`acp-agent --help` tells where it is). Then restart the agent."
         },
         {
-            "type": "env_var",
             "id": "openai-api-key",
             "name": "OpenAI API key",
-            "description": "An API key of OpenAI, or of another hosted OpenAI-compatible API \
-                together with its base URL. Choose the model with ACP_AGENT_MODEL (default \
-                openai:gpt-4.1).",
-            "vars": [
-                {"name": "OPENAI_API_KEY", "label": "OpenAI API key",
-                 "secret": true, "optional": false},
-                {"name": "OPENAI_BASE_URL", "label": "Base URL of another OpenAI-compatible API",
-                 "secret": false, "optional": true}
-            ],
-            "link": "https://platform.openai.com/api-keys"
+            "description": "Start the agent with OPENAI_API_KEY set: a key of OpenAI, or of \
+                another hosted OpenAI-compatible API together with its OPENAI_BASE_URL. Choose \
+                the model with ACP_AGENT_MODEL (default openai:gpt-4.1).",
+            "_meta": {"env_var": {
+                "vars": [
+                    {"name": "OPENAI_API_KEY", "label": "OpenAI API key",
+                     "secret": true, "optional": false},
+                    {"name": "OPENAI_BASE_URL",
+                     "label": "Base URL of another OpenAI-compatible API",
+                     "secret": false, "optional": true}
+                ],
+                "link": "https://platform.openai.com/api-keys"
+            }}
         },
         {
-            "type": "env_var",
             "id": "anthropic-api-key",
             "name": "Anthropic API key",
-            "description": "An API key of the Anthropic API. Choose the model with \
-                ACP_AGENT_MODEL (default anthropic:claude-sonnet-4-5).",
-            "vars": [
-                {"name": "ANTHROPIC_API_KEY", "label": "Anthropic API key",
-                 "secret": true, "optional": false}
-            ],
-            "link": "https://console.anthropic.com/settings/keys"
+            "description": "Start the agent with ANTHROPIC_API_KEY set: a key of the Anthropic \
+                API. Choose the model with ACP_AGENT_MODEL (default \
+                anthropic:claude-sonnet-4-5).",
+            "_meta": {"env_var": {
+                "vars": [
+                    {"name": "ANTHROPIC_API_KEY", "label": "Anthropic API key",
+                     "secret": true, "optional": false}
+                ],
+                "link": "https://console.anthropic.com/settings/keys"
+            }}
         }
     ])
 }
@@ -273,7 +278,7 @@ async fn authenticate(
 }
 
 #[tokio::test]
-async fn env_var_methods_authenticate_when_their_key_is_set() {
+async fn provider_methods_authenticate_when_their_key_is_set() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = canonical(dir.path());
     let mock = MockLlm::start(vec![]).await;

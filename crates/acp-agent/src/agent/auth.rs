@@ -1,23 +1,26 @@
 //! Authentication: the methods offered in `initialize` and `authenticate`.
 //!
 //! The agent has no sign-in of its own: it uses the API keys it was started
-//! with (the environment or the config file). It offers:
+//! with (the environment or the config file). It offers, all of them methods
+//! the agent handles (written without `type`, the only kind besides
+//! `terminal` that the schema defines):
 //!
-//! - [`AUTH_METHOD_ID`], handled by the agent (a method without `type`):
-//!   `authenticate` with it succeeds when a model is usable, else fails with
-//!   `auth_required` saying what to set. Registries and clients that know
-//!   only agent and terminal methods see this one.
-//! - one `env_var` method per provider ([`ENV_VAR_METHODS`], the auth-methods
-//!   RFD's shape: `vars` with `name`, `label`, `secret`, `optional`, and a
-//!   `link` where the key is had), so that a client can ask the user for the
-//!   key and start the agent with it set. `authenticate` with one succeeds
-//!   when that provider's key is set (in the environment, or in the config
-//!   file) and a model is usable, and otherwise fails with `auth_required`
-//!   naming the variable.
+//! - [`AUTH_METHOD_ID`]: `authenticate` with it succeeds when a model is
+//!   usable, else fails with `auth_required` saying what to set;
+//! - one method per provider ([`ENV_VAR_METHODS`]) that names the
+//!   environment variables it takes, in its description and, in the
+//!   auth-methods RFD's `env_var` shape (`vars` with `name`, `label`,
+//!   `secret`, `optional`, and a `link` where the key is had), under
+//!   `_meta.env_var`, so that a client can ask the user for the key and start
+//!   the agent with it set. `authenticate` with one succeeds when that
+//!   provider's key is set (in the environment, or in the config file) and a
+//!   model is usable, and otherwise fails with `auth_required` naming the
+//!   variable.
 //!
-//! The schema crate has no type for `env_var` methods (no published schema
-//! defines them yet), so they are written as unknown method kinds, which every
-//! client must carry or ignore.
+//! The RFD's typed `env_var` method is not sent as such: no published
+//! schema defines it (it was an unstable variant of the Rust schema crate,
+//! dropped when terminal authentication was stabilised), and a result must
+//! not carry what the client's schema does not define.
 
 use super::{CodingAgent, invalid_params};
 use crate::config::{Config, ProviderKind};
@@ -28,7 +31,7 @@ use serde_json::json;
 /// config file).
 pub const AUTH_METHOD_ID: &str = "environment";
 
-/// One environment variable an `env_var` method names.
+/// One environment variable a provider's method names.
 struct EnvVar {
     name: &'static str,
     label: &'static str,
@@ -36,7 +39,7 @@ struct EnvVar {
     optional: bool,
 }
 
-/// An `env_var` method: the variables that configure one provider.
+/// A method that names the variables configuring one provider.
 struct EnvVarMethod {
     id: &'static str,
     name: &'static str,
@@ -46,14 +49,15 @@ struct EnvVarMethod {
     link: &'static str,
 }
 
-/// The `env_var` methods, one per provider.
+/// The methods that name a provider's environment variables, one per
+/// provider.
 const ENV_VAR_METHODS: &[EnvVarMethod] = &[
     EnvVarMethod {
         id: "openai-api-key",
         name: "OpenAI API key",
-        description: "An API key of OpenAI, or of another hosted OpenAI-compatible API \
-                      together with its base URL. Choose the model with ACP_AGENT_MODEL \
-                      (default openai:gpt-4.1).",
+        description: "Start the agent with OPENAI_API_KEY set: a key of OpenAI, or of \
+                      another hosted OpenAI-compatible API together with its OPENAI_BASE_URL. \
+                      Choose the model with ACP_AGENT_MODEL (default openai:gpt-4.1).",
         provider: ProviderKind::OpenAi,
         vars: &[
             EnvVar {
@@ -74,8 +78,9 @@ const ENV_VAR_METHODS: &[EnvVarMethod] = &[
     EnvVarMethod {
         id: "anthropic-api-key",
         name: "Anthropic API key",
-        description: "An API key of the Anthropic API. Choose the model with \
-                      ACP_AGENT_MODEL (default anthropic:claude-sonnet-4-5).",
+        description: "Start the agent with ANTHROPIC_API_KEY set: a key of the Anthropic \
+                      API. Choose the model with ACP_AGENT_MODEL (default \
+                      anthropic:claude-sonnet-4-5).",
         provider: ProviderKind::Anthropic,
         vars: &[EnvVar {
             name: "ANTHROPIC_API_KEY",
@@ -88,7 +93,9 @@ const ENV_VAR_METHODS: &[EnvVarMethod] = &[
 ];
 
 impl EnvVarMethod {
-    /// The method as `initialize` offers it.
+    /// The method as `initialize` offers it: handled by the agent, its
+    /// variables named in the description and, in the RFD's `env_var`
+    /// shape, under `_meta.env_var`.
     fn advertised(&self) -> AuthMethod {
         let vars: Vec<serde_json::Value> = self
             .vars
@@ -102,14 +109,13 @@ impl EnvVarMethod {
                 })
             })
             .collect();
-        AuthMethod::Other(RawObject::from_iter([
-            ("type", json!("env_var")),
-            ("id", json!(self.id)),
-            ("name", json!(self.name)),
-            ("description", json!(self.description)),
-            ("vars", json!(vars)),
-            ("link", json!(self.link)),
-        ]))
+        let mut meta = Meta::new();
+        meta.insert("env_var", json!({"vars": vars, "link": self.link}));
+        AuthMethod::from(
+            AuthMethodAgent::new(self.id, self.name)
+                .description(self.description)
+                .meta(meta),
+        )
     }
 
     /// The variable holding the key: the first one, which is required.
@@ -125,8 +131,8 @@ impl EnvVarMethod {
     }
 }
 
-/// The methods `initialize` offers: the agent-handled one, then one
-/// `env_var` method per provider.
+/// The methods `initialize` offers: the general one, then one per
+/// provider.
 pub(super) fn methods() -> Vec<AuthMethod> {
     let agent = AuthMethodAgent::new(AUTH_METHOD_ID, "Environment variables or config file")
         .description(
