@@ -1,8 +1,9 @@
-//! The session model, offered two ways: the model selector (`models`,
-//! `session/set_model`) and the config option of category `model`. Both
-//! change the same setting, the next model call uses it, it is stored with
-//! the session, unknown ids are refused; and the prompt result reports the
-//! turn's token usage.
+//! The session model, offered as the config option of category `model`
+//! (and switched by `session/set_model` too, for older clients): results
+//! carry no `models` (no current schema defines it). Both ways change the
+//! same setting, the next model call uses it, it is stored with the session,
+//! unknown ids are refused; and the prompt result reports the turn's token
+//! usage in its `_meta` (the stable schema has no `usage` field).
 
 mod support;
 
@@ -45,16 +46,11 @@ fn model_option(options: &[SessionConfigOption]) -> (String, Vec<String>) {
     )
 }
 
-/// The current model and the ids offered by `models`.
-fn selector(models: &SessionModelState) -> (String, Vec<String>) {
-    (
-        models.current_model_id.to_string(),
-        models
-            .available_models
-            .iter()
-            .map(|m| m.model_id.to_string())
-            .collect(),
-    )
+/// The top-level fields of a result as the client receives it: only those
+/// the stable schema defines (no `models`).
+fn fields(result: &impl serde::Serialize) -> Vec<String> {
+    let value = serde_json::to_value(result).unwrap();
+    value.as_object().unwrap().keys().cloned().collect()
 }
 
 /// The current model of the last `config_option_update`.
@@ -91,12 +87,7 @@ async fn both_ways_switch_the_same_model_and_it_survives_a_restart() {
         .await
         .unwrap();
     let sid = new.session_id.clone();
-    let models = new.models.expect("session/new offers models");
-    assert_eq!(selector(&models), ("openai:small".into(), offered()));
-    assert_eq!(
-        models.available_models[1].description.as_deref(),
-        Some("OpenAI-compatible API")
-    );
+    assert_eq!(fields(&new), ["configOptions", "modes", "sessionId"]);
     assert_eq!(
         model_option(new.config_options.as_deref().unwrap()),
         ("openai:small".into(), offered())
@@ -135,7 +126,11 @@ async fn both_ways_switch_the_same_model_and_it_survives_a_restart() {
         ))
         .await
         .unwrap();
-    assert_eq!(selector(&resumed.models.unwrap()).0, "openai:small");
+    assert_eq!(fields(&resumed), ["configOptions", "modes"]);
+    assert_eq!(
+        model_option(resumed.config_options.as_deref().unwrap()).0,
+        "openai:small"
+    );
     r.prompt(&sid, "third").await;
     assert_eq!(mock.requests()[2]["model"], "small");
 
@@ -156,13 +151,10 @@ async fn both_ways_switch_the_same_model_and_it_survives_a_restart() {
         ))
         .await
         .unwrap();
+    assert_eq!(fields(&loaded), ["configOptions", "modes"]);
     assert_eq!(
-        selector(&loaded.models.unwrap()),
+        model_option(loaded.config_options.as_deref().unwrap()),
         ("openai:large".into(), offered())
-    );
-    assert_eq!(
-        model_option(loaded.config_options.as_deref().unwrap()).0,
-        "openai:large"
     );
     r.prompt(&sid, "fourth").await;
     assert_eq!(mock.requests()[3]["model"], "large");
@@ -240,10 +232,6 @@ async fn one_configured_model_is_the_one_offered() {
         .unwrap();
     let only = vec!["openai:mock-model".to_string()];
     assert_eq!(
-        selector(&new.models.unwrap()),
-        ("openai:mock-model".into(), only.clone())
-    );
-    assert_eq!(
         model_option(&new.config_options.unwrap()),
         ("openai:mock-model".into(), only)
     );
@@ -279,24 +267,23 @@ async fn the_prompt_result_reports_the_turns_token_usage() {
         .prompt(PromptRequest::new(sid.clone(), vec!["read a".into()]))
         .await
         .unwrap();
-    // Both model calls of the turn, summed.
-    let usage = resp.usage.expect("usage in the prompt result");
+    // Both model calls of the turn, summed, in `_meta` (the stable schema
+    // has no `usage` field).
     assert_eq!(
-        (usage.total_tokens, usage.input_tokens, usage.output_tokens),
-        (257, 230, 27)
+        serde_json::to_value(&resp).unwrap(),
+        json!({
+            "stopReason": "end_turn",
+            "_meta": {"usage": {"totalTokens": 257, "inputTokens": 230, "outputTokens": 27}}
+        })
     );
     let resp = r
         .conn
         .prompt(PromptRequest::new(sid.clone(), vec!["again".into()]))
         .await
         .unwrap();
-    assert_eq!(resp.stop_reason, StopReason::EndTurn);
-    assert_eq!(
-        resp.usage, None,
-        "the previous turn's usage is not repeated"
-    );
     assert_eq!(
         serde_json::to_value(&resp).unwrap(),
-        json!({"stopReason": "end_turn"})
+        json!({"stopReason": "end_turn"}),
+        "no usage reported: none in the result (the previous turn's is not repeated)"
     );
 }

@@ -1,5 +1,7 @@
 //! Model providers and their configuration: no model configured
-//! (`auth_required`), and the Anthropic Messages API.
+//! (`auth_required`), the authentication methods offered (a general one and
+//! one per provider naming its variables) and `authenticate` with each,
+//! and the Anthropic Messages API.
 
 mod support;
 
@@ -11,7 +13,7 @@ use support::*;
 async fn auth_required_without_a_model() {
     let r = start_agent(&[], TestClient::new("allow_once")).await;
     let init = r.initialize().await;
-    assert_eq!(init.auth_methods.len(), 1);
+    assert_eq!(init.auth_methods.len(), 3);
     assert!(init.auth_methods[0].id().as_deref() == Some("environment"));
     let err = r
         .conn
@@ -204,4 +206,144 @@ async fn reported_costs_add_up_in_usage_updates() {
             (12, Some(Cost::new(0.75, "USD")))
         ]
     );
+}
+
+/// The methods every `initialize` offers, exactly: all handled by the agent
+/// (no `type`; registries require one such), the general one, then one per
+/// provider naming its variables (the RFD's `env_var` shape in `_meta`).
+fn offered_auth_methods() -> serde_json::Value {
+    json!([
+        {
+            "id": "environment",
+            "name": "Environment variables or config file",
+            "description": "Set OPENAI_API_KEY (and optionally OPENAI_BASE_URL), OPENAI_BASE_URL \
+                alone for a local OpenAI-compatible server, or ANTHROPIC_API_KEY; choose the \
+                model with ACP_AGENT_MODEL=provider:model. Or make the same settings in the \
+                config file (`acp-agent --help` tells where it is). Then restart the agent."
+        },
+        {
+            "id": "openai-api-key",
+            "name": "OpenAI API key",
+            "description": "Start the agent with OPENAI_API_KEY set: a key of OpenAI, or of \
+                another hosted OpenAI-compatible API together with its OPENAI_BASE_URL. Choose \
+                the model with ACP_AGENT_MODEL (default openai:gpt-4.1).",
+            "_meta": {"env_var": {
+                "vars": [
+                    {"name": "OPENAI_API_KEY", "label": "OpenAI API key",
+                     "secret": true, "optional": false},
+                    {"name": "OPENAI_BASE_URL",
+                     "label": "Base URL of another OpenAI-compatible API",
+                     "secret": false, "optional": true}
+                ],
+                "link": "https://platform.openai.com/api-keys"
+            }}
+        },
+        {
+            "id": "anthropic-api-key",
+            "name": "Anthropic API key",
+            "description": "Start the agent with ANTHROPIC_API_KEY set: a key of the Anthropic \
+                API. Choose the model with ACP_AGENT_MODEL (default \
+                anthropic:claude-sonnet-4-5).",
+            "_meta": {"env_var": {
+                "vars": [
+                    {"name": "ANTHROPIC_API_KEY", "label": "Anthropic API key",
+                     "secret": true, "optional": false}
+                ],
+                "link": "https://console.anthropic.com/settings/keys"
+            }}
+        }
+    ])
+}
+
+/// `authenticate` with `method`: `Ok(())` or the error's code, message and
+/// data.
+async fn authenticate(
+    r: &Running,
+    method: &str,
+) -> Result<(), (ErrorCode, String, serde_json::Value)> {
+    match r.conn.authenticate(AuthenticateRequest::new(method)).await {
+        Ok(resp) => {
+            assert_eq!(serde_json::to_value(resp).unwrap(), json!({}));
+            Ok(())
+        }
+        Err(e) => {
+            let e = e.remote().expect("an error answer").clone();
+            let data = e
+                .data
+                .map(|d| serde_json::from_str(d.get()).unwrap())
+                .unwrap_or_default();
+            Err((e.code, e.message, data))
+        }
+    }
+}
+
+#[tokio::test]
+async fn provider_methods_authenticate_when_their_key_is_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = canonical(dir.path());
+    let mock = MockLlm::start(vec![]).await;
+
+    // OpenAI's key set: its method and the agent's succeed, Anthropic's
+    // names the variable to set; session/new works after either.
+    let r = start_agent(&openai_env(&mock), TestClient::new("allow_once")).await;
+    let init = r.initialize().await;
+    assert_eq!(
+        serde_json::to_value(&init).unwrap()["authMethods"],
+        offered_auth_methods()
+    );
+    assert_eq!(authenticate(&r, "openai-api-key").await, Ok(()));
+    assert_eq!(authenticate(&r, "environment").await, Ok(()));
+    assert_eq!(
+        authenticate(&r, "anthropic-api-key").await,
+        Err((
+            ErrorCode::AUTH_REQUIRED,
+            "ANTHROPIC_API_KEY is not set: start the agent with ANTHROPIC_API_KEY in its \
+             environment (or anthropic.api_key in the config file)"
+                .into(),
+            json!({"methodId": "anthropic-api-key", "missing": ["ANTHROPIC_API_KEY"]})
+        ))
+    );
+    let (code, _, data) = authenticate(&r, "github").await.unwrap_err();
+    assert_eq!(code, ErrorCode::INVALID_PARAMS);
+    assert_eq!(
+        data["message"],
+        "unknown auth method \"github\"; this agent offers environment, openai-api-key, \
+         anthropic-api-key"
+    );
+    r.new_session(&cwd).await;
+
+    // Anthropic's key alone: the other way round.
+    let r = start_agent(&anthropic_env(&mock), TestClient::new("allow_once")).await;
+    r.initialize().await;
+    assert_eq!(authenticate(&r, "anthropic-api-key").await, Ok(()));
+    let (code, message, _) = authenticate(&r, "openai-api-key").await.unwrap_err();
+    assert_eq!(code, ErrorCode::AUTH_REQUIRED);
+    assert!(
+        message.starts_with("OPENAI_API_KEY is not set"),
+        "{message}"
+    );
+    r.new_session(&cwd).await;
+
+    // A local server needs no key: its base URL and model are set, and the
+    // OpenAI key method says the key is missing (the agent's method works).
+    let local = [
+        ("OPENAI_BASE_URL", mock.base_url.as_str()),
+        ("ACP_AGENT_MODEL", "openai:local"),
+    ];
+    let r = start_agent(&local, TestClient::new("allow_once")).await;
+    r.initialize().await;
+    assert_eq!(authenticate(&r, "environment").await, Ok(()));
+    let (code, _, _) = authenticate(&r, "openai-api-key").await.unwrap_err();
+    assert_eq!(code, ErrorCode::AUTH_REQUIRED);
+
+    // A key whose model is not usable: the model's problem is the answer.
+    let mixed = [
+        ("OPENAI_API_KEY", "k"),
+        ("ACP_AGENT_MODEL", "anthropic:claude-sonnet-4-5"),
+    ];
+    let r = start_agent(&mixed, TestClient::new("allow_once")).await;
+    r.initialize().await;
+    let (code, message, _) = authenticate(&r, "openai-api-key").await.unwrap_err();
+    assert_eq!(code, ErrorCode::AUTH_REQUIRED);
+    assert!(message.contains("anthropic"), "{message}");
 }

@@ -326,6 +326,8 @@ async fn a_store_of_the_first_format_keeps_its_sessions() {
             "tool_call",
             "tool_call_update",
             "agent_message_chunk",
+            // Its title; no usage (the first format kept no size or usage).
+            "session_info_update",
             "available_commands_update"
         ]
     );

@@ -290,3 +290,82 @@ async fn prompt_content_resources_and_images() {
     );
     assert!(r.client.rec.message_text().contains("not sent images"));
 }
+
+/// What a client is shown of reads, new files and commands, on the wire,
+/// and what the model is given: a read's block closes right after the
+/// text; a new file's diff says `"oldText": null` (clients such as Toad show
+/// a diff only when the key is there); a command's output in the editor's
+/// terminal (a pty, with `\r\n` and colours) reaches the model as plain text,
+/// while the user's terminal keeps it as it was.
+#[tokio::test]
+async fn reads_new_files_and_terminal_output_as_clients_and_the_model_see_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = canonical(dir.path());
+    std::fs::write(cwd.join("a.txt"), "one\ntwo\n").unwrap();
+    let command = r"printf 'ok \033[1;32mgreen\033[0m\r\n10%%\r100%%\r\n'";
+    let mock = MockLlm::start(vec![
+        tool_reply("c_read", "read_file", json!({"path": "a.txt"})),
+        tool_reply(
+            "c_write",
+            "write_file",
+            json!({"path": "new.txt", "content": "new\n"}),
+        ),
+        tool_reply("c_run", "run_command", json!({"command": command})),
+        text_reply("Done."),
+    ])
+    .await;
+    let r = start_agent(&openai_env(&mock), TestClient::new("allow_once")).await;
+    let sid = open_session(&r, caps(true, true), &cwd).await;
+    assert_eq!(r.prompt(&sid, "go").await, StopReason::EndTurn);
+
+    let wire = |c: &ToolCallContent| serde_json::to_value(c).unwrap();
+    let calls = r.client.rec.final_tool_calls();
+    // The read: one fenced block, no blank line before the closing fence.
+    assert_eq!(
+        calls[0].content.iter().map(wire).collect::<Vec<_>>(),
+        [json!({"type": "content", "content": {"type": "text", "text": "```\none\ntwo\n```"}})]
+    );
+    // The new file: asked with its diff, and shown with it once written.
+    let new_file = json!({
+        "type": "diff",
+        "path": cwd.join("new.txt").display().to_string(),
+        "oldText": null,
+        "newText": "new\n",
+    });
+    let perms = r.client.rec.permissions.lock().unwrap().clone();
+    let asked = perms[0].tool_call.content.as_ref().unwrap();
+    assert_eq!(
+        asked.iter().map(wire).collect::<Vec<_>>(),
+        vec![new_file.clone()]
+    );
+    assert_eq!(
+        calls[1].content.iter().map(wire).collect::<Vec<_>>(),
+        vec![new_file]
+    );
+    // The command: the user's terminal is embedded and keeps the bytes as
+    // they came; the model is given plain text.
+    assert!(matches!(
+        &calls[2].content[..],
+        [ToolCallContent::Terminal(_)]
+    ));
+    let terminals = r.client.rec.terminals.lock().unwrap();
+    let raw = terminals
+        .values()
+        .next()
+        .unwrap()
+        .output
+        .lock()
+        .unwrap()
+        .clone();
+    assert_eq!(raw, "ok \x1b[1;32mgreen\x1b[0m\r\n10%\r100%\r\n");
+    drop(terminals);
+    let results = tool_results(&mock.requests()[3]);
+    assert_eq!(
+        results,
+        [
+            "one\ntwo\n",
+            &format!("Created {} (4 bytes).", cwd.join("new.txt").display()),
+            "Exit code: 0\nok green\n100%\n",
+        ]
+    );
+}

@@ -343,8 +343,10 @@ wire_struct! {
     pub struct Diff {
         /// Absolute path of the file.
         pub path: String = "path" (Req),
-        /// The text before the change; absent for a new file.
-        pub old_text: Option<String> = "oldText" (Lenient),
+        /// The text before the change; `None` for a new file, written as
+        /// `"oldText": null` (some clients show a diff only when the key is
+        /// there).
+        pub old_text: Option<String> = "oldText" (LenientNull),
         /// The text after the change.
         pub new_text: String = "newText" (Req),
         /// Extension metadata.
@@ -472,7 +474,7 @@ mod tests {
         );
         assert_eq!(
             serde_json::to_string(&call).unwrap(),
-            r#"{"toolCallId":"c","title":"t","kind":"edit","status":"completed","content":[{"type":"diff","path":"/a","newText":"x"},{"type":"terminal","terminalId":"term-1"},{"type":"content","content":{"type":"text","text":"ok"}},{"type":"_hologram","data":1}],"locations":[{"path":"/a","line":3},{"path":"/b"}]}"#
+            r#"{"toolCallId":"c","title":"t","kind":"edit","status":"completed","content":[{"type":"diff","path":"/a","oldText":null,"newText":"x"},{"type":"terminal","terminalId":"term-1"},{"type":"content","content":{"type":"text","text":"ok"}},{"type":"_hologram","data":1}],"locations":[{"path":"/a","line":3},{"path":"/b"}]}"#
         );
     }
 

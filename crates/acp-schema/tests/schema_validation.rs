@@ -31,8 +31,9 @@
 //! content on every definition that has it. Finally, for plain object definitions,
 //! each nullable optional property present in an example is replaced by `null`,
 //! which must decode and re-encode as if the property were absent (except where
-//! the schema gives `null` its own meaning: `SessionInfoUpdate.title`/`updatedAt`
-//! and the patch fields of `CompactionUpdate`).
+//! the schema gives `null` its own meaning: `SessionInfoUpdate.title`/`updatedAt`,
+//! the patch fields of `CompactionUpdate`, and `Diff.oldText`, written as `null`
+//! for a new file).
 
 mod common;
 
@@ -392,6 +393,9 @@ const NULL_IS_MEANINGFUL: &[(&str, &str)] = &[
     ("CompactionUpdate", "summary"),
     ("CompactionUpdate", "error"),
     ("CompactionUpdate", "_meta"),
+    // "None for new files": written as null, since some clients show a diff
+    // only when the key is there.
+    ("Diff", "oldText"),
 ];
 
 fn allows_null(prop_schema: &Value) -> bool {

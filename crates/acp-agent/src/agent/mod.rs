@@ -15,8 +15,10 @@
 //!   when the context fills up;
 //! - `tool_calls`, `permissions` and `scope`: running one tool call, with its
 //!   reporting and the user's permission, and what an "always" answer covers;
-//! - `commands`: the slash commands and their announcement.
+//! - `commands`: the slash commands and their announcement;
+//! - `auth`: the authentication methods offered and `authenticate`.
 
+mod auth;
 mod commands;
 mod compaction;
 mod context;
@@ -28,6 +30,7 @@ mod settings;
 mod tool_calls;
 mod turn;
 
+pub use auth::AUTH_METHOD_ID;
 pub use settings::Mode;
 
 use crate::config::Config;
@@ -64,8 +67,13 @@ struct Session {
     /// The conversation; locked for the whole of a turn.
     history: tokio::sync::Mutex<Conversation>,
     /// What the model calls cost so far, in US dollars, when the provider
-    /// reports costs (since the session was opened in this process).
+    /// reports costs (carried over from the last stored `usage_update` when
+    /// the session is opened from the store).
     cost: Mutex<Option<f64>>,
+    /// The last `usage_update` (context used and size, cost), sent again
+    /// when the session is loaded or resumed so that the client shows it
+    /// before the next prompt.
+    usage: Mutex<Option<UsageUpdate>>,
     /// Tokens read and written by the running turn's model calls, when the
     /// provider reported them (the `usage` of the prompt result).
     turn_usage: Mutex<Option<TurnUsage>>,
@@ -131,10 +139,6 @@ pub struct CodingAgent {
     /// watch.
     dropped: crate::tools::DroppedAnswers,
 }
-
-/// The id of the one authentication method: configuration by environment
-/// (or config file).
-pub const AUTH_METHOD_ID: &str = "environment";
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -242,13 +246,6 @@ impl Agent for CodingAgent {
         } else {
             ProtocolVersion::LATEST
         };
-        let auth = AuthMethodAgent::new(AUTH_METHOD_ID, "Environment variables or config file")
-            .description(
-                "Set OPENAI_API_KEY (and optionally OPENAI_BASE_URL), OPENAI_BASE_URL alone for a \
-                 local OpenAI-compatible server, or ANTHROPIC_API_KEY; choose the model with \
-                 ACP_AGENT_MODEL=provider:model. Or make the same settings in the config file \
-                 (`acp-agent --help` tells where it is). Then restart the agent.",
-            );
         let images = self
             .config
             .model
@@ -273,7 +270,7 @@ impl Agent for CodingAgent {
                             .delete(SessionDeleteCapabilities::new()),
                     ),
             )
-            .auth_methods(vec![AuthMethod::from(auth)])
+            .auth_methods(auth::methods())
             .agent_info(
                 Implementation::new("acp-agent", env!("CARGO_PKG_VERSION")).title("ACP Agent"),
             ))
@@ -284,16 +281,7 @@ impl Agent for CodingAgent {
         args: AuthenticateRequest,
         _cx: RequestContext<AgentSide>,
     ) -> Result<AuthenticateResponse, Error> {
-        if args.method_id.as_str() != AUTH_METHOD_ID {
-            return Err(invalid_params(format!(
-                "unknown auth method {}",
-                args.method_id
-            )));
-        }
-        match &self.config.model {
-            Ok(_) => Ok(AuthenticateResponse::new()),
-            Err(msg) => Err(Error::new(ErrorCode::AUTH_REQUIRED, msg.clone())),
-        }
+        self.check_auth(&args.method_id)
     }
 
     async fn new_session(

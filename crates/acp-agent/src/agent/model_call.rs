@@ -240,6 +240,7 @@ impl CodingAgent {
                             if let Some(total) = total {
                                 update = update.cost(Cost::new(total, "USD"));
                             }
+                            *lock(&session.usage) = Some(update.clone());
                             self.notify(session_id, update).await;
                         }
                     }

@@ -1,6 +1,11 @@
 //! Session lifecycle: `session/new`, `load`, `resume`, `list`, `close` and
 //! `delete`, backed by the [`Store`](crate::store::Store); and the journal of a
 //! turn's updates, stored so that loading a session can replay it.
+//!
+//! Loading a session replays its history, then tells what a client shows of
+//! it besides (resuming tells the same, without the history): its title
+//! (`session_info_update`), its last `usage_update` (stored with the turn
+//! that sent it, not replayed as it came) and the slash commands.
 
 use super::settings::{Mode, Settings};
 use super::{
@@ -16,16 +21,23 @@ use std::sync::{Arc, Mutex};
 
 impl Session {
     /// A session in `cwd`, connected to its MCP servers (failures are kept to
-    /// be shown at the first prompt).
+    /// be shown at the first prompt). `usage` is its last `usage_update`, if
+    /// any; the session's cost goes on from its cost.
     async fn open(
         cwd: PathBuf,
         additional_dirs: Vec<PathBuf>,
         settings: Settings,
         title: Option<String>,
         conversation: Conversation,
+        usage: Option<UsageUpdate>,
         mcp_servers: &[McpServer],
     ) -> Arc<Session> {
         let (mcp, mcp_errors) = McpServers::connect(mcp_servers, &cwd).await;
+        let cost = usage
+            .as_ref()
+            .and_then(|u| u.cost.as_ref())
+            .filter(|c| c.currency == "USD" && c.amount.is_finite() && c.amount >= 0.0)
+            .map(|c| c.amount);
         Arc::new(Session {
             mcp,
             mcp_errors: Mutex::new(mcp_errors),
@@ -36,7 +48,8 @@ impl Session {
             journal: Mutex::new(Vec::new()),
             title: Mutex::new(title),
             history: tokio::sync::Mutex::new(conversation),
-            cost: Mutex::new(None),
+            cost: Mutex::new(cost),
+            usage: Mutex::new(usage),
             turn_usage: Mutex::new(None),
             turn: Mutex::new(None),
             environment: tokio::sync::OnceCell::new(),
@@ -108,7 +121,6 @@ impl CodingAgent {
         let additional_dirs = absolute_dirs(&extra)?;
         let settings = Settings::new(Mode::Ask, model);
         let options = self.config_options(&settings);
-        let models = self.models_state(&settings);
         let id = self.new_session_id();
         self.store
             .create(StoredSession {
@@ -134,6 +146,7 @@ impl CodingAgent {
             settings,
             None,
             conversation,
+            None,
             &args.mcp_servers,
         )
         .await;
@@ -141,7 +154,6 @@ impl CodingAgent {
         self.announce_commands_after_response(&id, cx);
         Ok(NewSessionResponse::new(id)
             .modes(Self::modes(Mode::Ask))
-            .models(models)
             .config_options(options))
     }
 
@@ -171,6 +183,16 @@ impl CodingAgent {
             .conversation(id.as_str())
             .await
             .map_err(store_error)?;
+        // The last usage shown, else the conversation's size as stored.
+        let usage = self
+            .store
+            .last_usage(id.as_str())
+            .await
+            .map_err(store_error)?
+            .or_else(|| {
+                let used = stored_conversation.context_tokens?;
+                Some(UsageUpdate::new(used, self.config.context_window))
+            });
         let conversation = Conversation {
             messages: stored_conversation.messages,
             version: stored_conversation.version,
@@ -184,6 +206,7 @@ impl CodingAgent {
             Settings::new(mode, model),
             stored.title,
             conversation,
+            usage,
             mcp_servers,
         )
         .await;
@@ -213,17 +236,22 @@ impl CodingAgent {
             .updates(args.session_id.as_str())
             .await
             .map_err(store_error)?;
-        for update in updates {
+        // The usage shown along the way is not replayed: only the last one,
+        // after the history.
+        for update in updates
+            .into_iter()
+            .filter(|u| !matches!(u, SessionUpdate::UsageUpdate(_)))
+        {
             self.conn
                 .session_notification(SessionNotification::new(args.session_id.clone(), update))
                 .await
                 .map_err(super::internal)?;
         }
+        self.announce_state(&args.session_id, &session).await;
         self.announce_commands(&args.session_id).await;
-        let (modes, models, options) = self.settings_state(&session);
+        let (modes, options) = self.settings_state(&session);
         Ok(LoadSessionResponse::new()
             .modes(modes)
-            .models(models)
             .config_options(options))
     }
 
@@ -246,12 +274,29 @@ impl CodingAgent {
                 .await?
             }
         };
+        self.announce_state(&args.session_id, &session).await;
         self.announce_commands(&args.session_id).await;
-        let (modes, models, options) = self.settings_state(&session);
+        let (modes, options) = self.settings_state(&session);
         Ok(ResumeSessionResponse::new()
             .modes(modes)
-            .models(models)
             .config_options(options))
+    }
+
+    /// Tells the client what it shows of a session it opens by `session/load`
+    /// or `session/resume`, before the next prompt: the title (a
+    /// `session_info_update`) and the last usage (a `usage_update`: context
+    /// used, of the window configured now, and the cost so far).
+    async fn announce_state(&self, session_id: &SessionId, session: &Session) {
+        let title = lock(&session.title).clone();
+        if let Some(title) = title {
+            self.send(session_id, SessionInfoUpdate::new().title(title))
+                .await;
+        }
+        let usage = lock(&session.usage).clone();
+        if let Some(mut usage) = usage {
+            usage.size = self.config.context_window;
+            self.send(session_id, usage).await;
+        }
     }
 
     /// `session/list`: stored sessions, most recent first, paged.
@@ -316,6 +361,8 @@ impl CodingAgent {
     }
 
     /// `session/delete`: closes the session and removes it from the store.
+    /// Deleting a session that is not there (never was, or deleted already)
+    /// succeeds too, as the spec asks: the client wanted it gone, and it is.
     pub(super) async fn delete_stored_session(
         &self,
         args: DeleteSessionRequest,
@@ -323,14 +370,10 @@ impl CodingAgent {
         if let Some(session) = lock(&self.sessions).remove(&args.session_id) {
             session.cancel_turn();
         }
-        let existed = self
-            .store
+        self.store
             .delete(args.session_id.as_str())
             .await
             .map_err(store_error)?;
-        if !existed {
-            return Err(session_not_found(&args.session_id));
-        }
         Ok(DeleteSessionResponse::new())
     }
 }
@@ -361,6 +404,10 @@ pub(super) fn journal(entries: &mut Vec<SessionUpdate>, update: &SessionUpdate) 
             merge_update(prev, new);
             return;
         }
+        (Some(SessionUpdate::UsageUpdate(prev)), SessionUpdate::UsageUpdate(new)) => {
+            *prev = new.clone();
+            return;
+        }
         _ => {}
     }
     match update {
@@ -369,7 +416,10 @@ pub(super) fn journal(entries: &mut Vec<SessionUpdate>, update: &SessionUpdate) 
         | SessionUpdate::AgentThoughtChunk(_)
         | SessionUpdate::ToolCall(_)
         | SessionUpdate::ToolCallUpdate(_)
-        | SessionUpdate::Plan(_) => entries.push(update.clone()),
+        | SessionUpdate::Plan(_)
+        // Stored so that loading the session shows its last usage (it is
+        // not replayed as it came).
+        | SessionUpdate::UsageUpdate(_) => entries.push(update.clone()),
         _ => {}
     }
 }
@@ -397,6 +447,8 @@ mod tests {
         journal(&mut j, &SessionUpdate::agent_message("a"));
         journal(&mut j, &SessionUpdate::agent_message("b"));
         journal(&mut j, &UsageUpdate::new(1, 2).into());
+        journal(&mut j, &UsageUpdate::new(3, 4).into());
+        journal(&mut j, &CurrentModeUpdate::new("ask").into());
         journal(
             &mut j,
             &ToolCallUpdate::new("t")
@@ -407,9 +459,10 @@ mod tests {
             &mut j,
             &ToolCallUpdate::new("t").content(vec!["out".into()]).into(),
         );
-        assert_eq!(j.len(), 2);
+        assert_eq!(j.len(), 3);
         assert_eq!(j[0], SessionUpdate::agent_message("ab"));
-        let SessionUpdate::ToolCallUpdate(u) = &j[1] else {
+        assert_eq!(j[1], UsageUpdate::new(3, 4).into(), "the last usage only");
+        let SessionUpdate::ToolCallUpdate(u) = &j[2] else {
             panic!()
         };
         assert_eq!(u.status, Some(ToolCallStatus::InProgress));

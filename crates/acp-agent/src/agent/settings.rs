@@ -1,18 +1,19 @@
 //! Session settings: the mode (how much the agent may do without asking) and
 //! the model, and the user's remembered permission answers.
 //!
-//! Each is offered two ways, for clients of either generation: the mode as
-//! session modes (`session/set_mode`) and as the config option `mode`; the
-//! model as the session model selector (`models`, `session/set_model`, an
-//! unstable part of the schema) and as the config option `model` (category
-//! `model`, `session/set_config_option`). Both ways change the same setting:
-//! after either, the agent stores it with the session and sends a
-//! `config_option_update` with the new current values (the schema has no
-//! notification for `models`; a client using it learns the current model from
-//! its own `session/set_model` or from the next load or resume). The models
-//! offered are the config's (see [`crate::config::Config::model_choices`]),
-//! plus the session's own if the config no longer lists it; any other model
-//! id is refused with -32602.
+//! The mode is offered two ways, for clients of either generation: as
+//! session modes (`session/set_mode`) and as the config option `mode`. The
+//! model is offered as the config option `model` (category `model`,
+//! `session/set_config_option`), which every schema of protocol v1 defines.
+//! The session results carry no `models` (the unstable session model
+//! selector, which no current schema defines any more: a result must not
+//! carry a field the client's schema does not know), but a
+//! `session/set_model` from an older client still switches the model. Either
+//! way, the agent stores the new setting with the session and sends a
+//! `config_option_update` with the new current values. The models offered
+//! are the config's (see [`crate::config::Config::model_choices`]), plus the
+//! session's own if the config no longer lists it; any other model id is
+//! refused with -32602.
 
 use super::scope::Scope;
 use super::{CodingAgent, Session, invalid_params, lock};
@@ -109,16 +110,6 @@ impl CodingAgent {
         models
     }
 
-    /// The session model selector (`models`), with `s.model` current.
-    pub(super) fn models_state(&self, s: &Settings) -> SessionModelState {
-        let models: Vec<ModelInfo> = self
-            .offered_models(&s.model)
-            .iter()
-            .map(|m| ModelInfo::new(m.id(), m.id()).description(provider_name(m)))
-            .collect();
-        SessionModelState::new(s.model.id(), models)
-    }
-
     /// The config options: the mode and the model.
     pub(super) fn config_options(&self, s: &Settings) -> Vec<SessionConfigOption> {
         let modes: Vec<SessionConfigSelectOption> = Mode::ALL
@@ -139,22 +130,14 @@ impl CodingAgent {
         ]
     }
 
-    /// The session's modes, models and config options, for the responses
-    /// that open a session.
+    /// The session's modes and config options, for the responses that open
+    /// a session.
     pub(super) fn settings_state(
         &self,
         session: &Session,
-    ) -> (
-        SessionModeState,
-        SessionModelState,
-        Vec<SessionConfigOption>,
-    ) {
+    ) -> (SessionModeState, Vec<SessionConfigOption>) {
         let s = lock(&session.settings);
-        (
-            Self::modes(s.mode),
-            self.models_state(&s),
-            self.config_options(&s),
-        )
+        (Self::modes(s.mode), self.config_options(&s))
     }
 
     /// `session/set_model`.

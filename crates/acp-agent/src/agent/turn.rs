@@ -9,9 +9,11 @@
 //! and answers with an error; so does a model failure that retries did not
 //! cure, with the provider's message.
 //!
-//! A turn that ends with a stop reason reports `usage` in its result: the
-//! tokens all its model calls read and wrote (compaction included), when the
-//! provider reported them.
+//! A turn that ends with a stop reason reports its token use in its
+//! result's `_meta.usage` (`totalTokens`, `inputTokens`, `outputTokens`: the
+//! shape of the unstable `usage` field, which the stable schema does not
+//! define): the tokens all its model calls read and wrote (compaction
+//! included), when the provider reported them.
 
 use super::commands::{SlashCommand, init_prompt};
 use super::model_call::{CallFailure, ModelFailure, Show};
@@ -49,6 +51,24 @@ pub(super) struct TurnState {
     /// Whether the turn compacted the conversation already.
     pub(super) compacted: bool,
 }
+
+/// The turn's token use as the prompt result's `_meta`: `{"usage":
+/// {"totalTokens", "inputTokens", "outputTokens"}}`, the shape of the
+/// unstable `usage` field, kept out of the result's own fields because the
+/// stable schema does not define it.
+fn usage_meta(u: super::TurnUsage) -> Meta {
+    let total = u.input.saturating_add(u.output);
+    let usage = Usage::new(total, u.input, u.output);
+    let mut meta = Meta::new();
+    meta.insert(
+        USAGE_META_KEY,
+        serde_json::to_value(usage).unwrap_or_default(),
+    );
+    meta
+}
+
+/// The `_meta` key of a prompt result that holds the turn's token use.
+const USAGE_META_KEY: &str = "usage";
 
 /// How a stop reason is recorded in the store.
 fn stop_name(stop: &StopReason) -> &'static str {
@@ -196,8 +216,7 @@ impl CodingAgent {
                 };
                 let mut response = PromptResponse::new(stop);
                 if let Some(u) = lock(&session.turn_usage).take() {
-                    let total = u.input.saturating_add(u.output);
-                    response = response.usage(Usage::new(total, u.input, u.output));
+                    response = response.meta(usage_meta(u));
                 }
                 Ok(response)
             }

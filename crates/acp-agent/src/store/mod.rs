@@ -44,7 +44,7 @@ pub use error::{Problem, StoreError};
 pub use schema::{FILE_NAME, FORMAT};
 
 use crate::llm::Message;
-use acp::schema::SessionUpdate;
+use acp::schema::{SessionUpdate, UsageUpdate};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
@@ -490,6 +490,33 @@ impl Store {
                 }
             }
             Ok(out)
+        })
+        .await
+    }
+
+    /// The last `usage_update` stored for the session, if any (one that no
+    /// longer decodes counts as none).
+    pub async fn last_usage(&self, id: &str) -> Result<Option<UsageUpdate>, StoreError> {
+        let id = id.to_string();
+        self.read(move |db, at| {
+            // `json_valid` first: a damaged row is skipped, not an error.
+            let json: Option<String> = db
+                .query_row(
+                    "SELECT json FROM updates WHERE session_id = ?1
+                     AND CASE WHEN json_valid(json)
+                         THEN json_extract(json, '$.sessionUpdate') END = 'usage_update'
+                     ORDER BY turn_id DESC, id DESC LIMIT 1",
+                    params![id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(|e| StoreError::sqlite(at, &e))?;
+            Ok(
+                json.and_then(|json| match acp::schema::decode::<SessionUpdate>(&json) {
+                    Ok(SessionUpdate::UsageUpdate(u)) => Some(u),
+                    _ => None,
+                }),
+            )
         })
         .await
     }

@@ -495,3 +495,41 @@ async fn the_first_format_is_migrated() {
     let c = store.conversation(&a.id).await.unwrap();
     assert_eq!(c.messages.last(), Some(&Message::user("more")));
 }
+
+#[tokio::test]
+async fn the_last_usage_is_found_and_a_damaged_row_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path());
+    store.create(session("a", "/p", 1)).await.unwrap();
+    store.create(session("b", "/p", 2)).await.unwrap();
+    assert_eq!(store.last_usage("a").await.unwrap(), None);
+    let t1 = store.begin_turn(start("a", 0, "Hi")).await.unwrap();
+    let usage = |used| SessionUpdate::from(UsageUpdate::new(used, 1000));
+    let with_usage = |used| Append {
+        updates: vec![usage(used), SessionUpdate::agent_message("x")],
+        ..Append::default()
+    };
+    store.append("a", t1.turn, 1, with_usage(10)).await.unwrap();
+    store.append("a", t1.turn, 2, with_usage(20)).await.unwrap();
+    // Another session's usage is not this one's.
+    let t2 = store.begin_turn(start("b", 0, "Yo")).await.unwrap();
+    store.append("b", t2.turn, 1, with_usage(99)).await.unwrap();
+    assert_eq!(
+        store.last_usage("a").await.unwrap(),
+        Some(UsageUpdate::new(20, 1000))
+    );
+    // A row that is not JSON (damage, or an older agent's bug) after it is
+    // skipped, not an error.
+    let path = dir.path().join(FILE_NAME);
+    let conn = Connection::open(&path).unwrap();
+    conn.execute(
+        "INSERT INTO updates (turn_id, session_id, json) VALUES (?1, 'a', '{not json')",
+        params![t1.turn.0],
+    )
+    .unwrap();
+    drop(conn);
+    assert_eq!(
+        store.last_usage("a").await.unwrap(),
+        Some(UsageUpdate::new(20, 1000))
+    );
+}

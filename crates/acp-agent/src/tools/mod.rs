@@ -398,9 +398,20 @@ impl ToolOutcome {
     }
 }
 
-/// `text` as a fenced block for the client, cut to `max` bytes.
+/// `text` as a fenced block for the client, cut to `max` bytes. The closing
+/// fence follows the text's own last line break (no blank line before it),
+/// and the fence is longer than any run of backticks in the text, so a
+/// Markdown file's own fences cannot end the block early.
 fn code_block(text: &str, max: usize) -> ToolCallContent {
-    ToolCallContent::from(format!("```\n{}\n```", truncate(text, max)))
+    let text = truncate(text, max);
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let newline = if text.is_empty() || text.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    ToolCallContent::from(format!("{fence}\n{text}{newline}{fence}"))
 }
 
 /// Runs a tool. Long-running tools (commands) stream their output into the
@@ -459,6 +470,26 @@ async fn blocking(f: impl FnOnce() -> Result<String, String> + Send + 'static) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The text of a content block.
+    fn block_text(c: &ToolCallContent) -> &str {
+        match c {
+            ToolCallContent::Content(c) => c.content.as_text().unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn code_blocks_close_right_after_the_text() {
+        assert_eq!(block_text(&code_block("a\nb\n", 100)), "```\na\nb\n```");
+        assert_eq!(block_text(&code_block("a\nb", 100)), "```\na\nb\n```");
+        assert_eq!(block_text(&code_block("", 100)), "```\n```");
+        // A text with fences of its own gets a longer fence.
+        assert_eq!(
+            block_text(&code_block("```rust\nx\n```\n", 100)),
+            "````\n```rust\nx\n```\n````"
+        );
+    }
 
     #[test]
     fn resolves_relative_paths_against_cwd() {

@@ -258,18 +258,66 @@ async fn run_in(
         Err(e) => return ToolOutcome::fail(format!("could not read the terminal output: {e}")),
     };
     let (ok, exit_line) = describe_exit(exit.or(status).as_ref(), note);
-    let report = command_report(&exit_line, &text, truncated);
     let content = if embed.is_empty() {
-        vec![code_block(&report, 16000)]
+        vec![code_block(
+            &command_report(&exit_line, &text, truncated),
+            16000,
+        )]
     } else {
         embed
     };
     ToolOutcome {
         ok,
-        for_model: report,
+        for_model: command_report(&exit_line, &plain_text(&text), truncated),
         content,
         cancelled: false,
     }
+}
+
+/// Terminal output as the model is given it: what a terminal would show of
+/// it, as plain text. Control sequences (colours, cursor moves, window
+/// titles) are dropped; `\r\n` (a pty's line end) becomes `\n`; a line
+/// rewritten in place after a `\r` (a progress bar) keeps only what was
+/// written last, and a backspace takes back the character before it. The
+/// user sees the output untouched (in the editor's terminal, or in the tool
+/// call).
+pub fn plain_text(output: &str) -> String {
+    /// Collects the text a terminal would print.
+    #[derive(Default)]
+    struct Screen {
+        text: String,
+        /// Where the current line starts in `text`.
+        line_start: usize,
+        /// A `\r` was seen: the next character overwrites the line.
+        carriage_return: bool,
+    }
+    impl vte::Perform for Screen {
+        fn print(&mut self, c: char) {
+            if std::mem::take(&mut self.carriage_return) {
+                self.text.truncate(self.line_start);
+            }
+            self.text.push(c);
+        }
+        fn execute(&mut self, byte: u8) {
+            match byte {
+                b'\n' => {
+                    self.carriage_return = false;
+                    self.text.push('\n');
+                    self.line_start = self.text.len();
+                }
+                b'\r' => self.carriage_return = true,
+                b'\t' => self.print('\t'),
+                // Backspace: the character before goes.
+                0x08 if self.text.len() > self.line_start => {
+                    self.text.pop();
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut screen = Screen::default();
+    vte::Parser::new().advance(&mut screen, output.as_bytes());
+    screen.text
 }
 
 /// Replaces the tool call's content.
@@ -295,5 +343,29 @@ fn describe_exit(status: Option<&TerminalExitStatus>, note: Option<String>) -> (
             signal: Some(s), ..
         }) => (false, format!("Killed by signal {s}")),
         _ => (false, "The command ended with an unknown status.".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_text;
+
+    #[test]
+    fn terminal_output_is_plain_text_for_the_model() {
+        // A pty's line ends, colours and a window title.
+        assert_eq!(
+            plain_text("\x1b]0;title\x07\x1b[1;32mok\x1b[0m 1\r\nnext\r\n"),
+            "ok 1\nnext\n"
+        );
+        // A progress bar rewritten in place keeps its last state; tabs stay.
+        assert_eq!(
+            plain_text("10%\r50%\r100%\r\ndone\tyes\n"),
+            "100%\ndone\tyes\n"
+        );
+        // Cursor moves and erases are dropped; a backspace takes one back.
+        assert_eq!(plain_text("ab\x08c\x1b[2K\x1b[1A\n"), "ac\n");
+        // Text without control sequences is unchanged, whatever its script.
+        assert_eq!(plain_text("héllo wörld ✓\n"), "héllo wörld ✓\n");
+        assert_eq!(plain_text(""), "");
     }
 }

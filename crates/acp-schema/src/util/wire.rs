@@ -570,6 +570,9 @@ pub(crate) mod mode {
     /// `x-deserialize-default-on-error` for an `Option`: absent, `null` or
     /// malformed is `None`; omitted when `None`.
     pub(crate) struct Lenient;
+    /// [`Lenient`], but written as `null` when `None` (a field whose `null`
+    /// says something, such as a new file's `oldText`).
+    pub(crate) struct LenientNull;
     /// `x-deserialize-default-on-error` for a value with a default: absent or
     /// malformed is the default; always written.
     pub(crate) struct LenientVal;
@@ -688,6 +691,26 @@ impl<T: Tolerant + Serialize> Mode<Option<T>> for mode::Lenient {
         map: &mut M,
     ) -> Result<(), M::Error> {
         write_some(value, wire, map)
+    }
+}
+
+impl<T: Tolerant + Serialize> Mode<Option<T>> for mode::LenientNull {
+    fn decode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<T>, D::Error> {
+        T::tolerant(d)
+    }
+    fn finish<E: de::Error>(
+        slot: Option<Option<T>>,
+        _: &'static str,
+        _: &mut Entries,
+    ) -> Result<Option<T>, E> {
+        Ok(slot.flatten())
+    }
+    fn write<M: SerializeMap>(
+        value: &Option<T>,
+        wire: &'static str,
+        map: &mut M,
+    ) -> Result<(), M::Error> {
+        map.serialize_entry(wire, value)
     }
 }
 
