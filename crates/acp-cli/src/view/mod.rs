@@ -221,12 +221,43 @@ impl View {
     /// newline if the reply did not end with one (and the stop reason), in
     /// JSON lines the result line, in chat the status line.
     pub fn finish(&mut self, session_id: &SessionId, response: &PromptResponse) {
-        self.store.turn_usage = response.usage.clone();
+        // The unstable `usage` field, or the same object under `_meta.usage`
+        // (where agents that keep to the stable schema, acp-agent among
+        // them, put it).
+        self.store.turn_usage = response
+            .usage
+            .clone()
+            .or_else(|| response.meta.as_ref().and_then(|meta| meta.get_as("usage")));
         let stop = &response.stop_reason;
         match &mut self.screen {
             Screen::Plain(p) => p.finish(stop),
             Screen::Json(j) => j.finish(session_id, stop),
             Screen::Chat(t) => t.status_line(&self.store, Some(stop)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finished(response: &str) -> Option<Usage> {
+        let mut view = View::plain(Box::new(std::io::sink()), Box::new(std::io::sink()));
+        let response: PromptResponse = acp::schema::decode(response).unwrap();
+        view.finish(&SessionId::new("s"), &response);
+        view.store().turn_usage.clone()
+    }
+
+    #[test]
+    fn the_turns_usage_is_read_from_the_result_or_its_meta() {
+        let usage = Usage::new(150, 120, 30);
+        let top = r#"{"stopReason":"end_turn","usage":{"totalTokens":150,"inputTokens":120,"outputTokens":30}}"#;
+        assert_eq!(finished(top), Some(usage.clone()));
+        let meta = r#"{"stopReason":"end_turn","_meta":{"usage":{"totalTokens":150,"inputTokens":120,"outputTokens":30}}}"#;
+        assert_eq!(finished(meta), Some(usage));
+        assert_eq!(
+            finished(r#"{"stopReason":"end_turn","_meta":{"usage":7}}"#),
+            None
+        );
     }
 }
