@@ -93,23 +93,15 @@ pub(crate) fn is_session_scoped(method: &str) -> bool {
 }
 
 /// A JSON-RPC error response line (with its `\n`) for request `id` (its JSON
-/// text, `null` if unknown).
+/// text, `null` if unknown). Written by hand so that its members keep their
+/// order whatever features `serde_json` was built with.
 pub(crate) fn error_line(id: Option<&str>, code: i32, message: &str) -> Vec<u8> {
-    let mut line = serde_json::to_vec(&serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": serde_json::Value::Null,
-        "error": { "code": code, "message": message },
-    }))
-    .unwrap_or_default();
-    if let Some(id) = id
-        && let Ok(text) = std::str::from_utf8(&line)
-    {
-        line = text
-            .replacen("\"id\":null", &format!("\"id\":{id}"), 1)
-            .into_bytes();
-    }
-    line.push(b'\n');
-    line
+    let message = serde_json::to_string(message).unwrap_or_else(|_| "\"\"".to_owned());
+    let id = id.unwrap_or("null");
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":{code},\"message\":{message}}}}}\n"
+    )
+    .into_bytes()
 }
 
 #[cfg(test)]
