@@ -22,8 +22,9 @@
 //! With a token ([`ServerOptions::token`]) every `/acp` request needs
 //! `Authorization: Bearer <token>`; the token is compared in constant time
 //! and a refusal is `401` with no detail. Without a token the server accepts
-//! only requests whose `Host` is a loopback name or address and that carry
-//! no foreign `Origin`, so a web page cannot reach a loopback server through
+//! only requests whose `Host` (and the authority of a request target in
+//! absolute form) is a loopback name or address and that carry no foreign
+//! `Origin`, so a web page cannot reach a loopback server through
 //! the browser (DNS rebinding, cross-site WebSocket); whoever runs it makes
 //! sure it listens on loopback only (`acp serve` refuses otherwise).
 //!
@@ -538,11 +539,19 @@ fn admit(
             }
         }
         None => {
-            let host = headers
-                .get(::http::header::HOST)
-                .and_then(|v| v.to_str().ok())
-                .or_else(|| request.uri().authority().map(|a| a.as_str()));
-            if !host.is_some_and(is_loopback_host) {
+            // The Host header, and the authority of a request target in
+            // absolute form (which HTTP says wins over it): both must be
+            // loopback.
+            let host = headers.get(::http::header::HOST).map(|v| v.to_str().ok());
+            let authority = request.uri().authority().map(|a| a.as_str());
+            let local = match (host, authority) {
+                (None, None) | (Some(None), _) => false,
+                (Some(Some(host)), authority) => {
+                    is_loopback_host(host) && authority.is_none_or(is_loopback_host)
+                }
+                (None, Some(authority)) => is_loopback_host(authority),
+            };
+            if !local {
                 return Err((
                     Box::new(text(StatusCode::FORBIDDEN, "Forbidden")),
                     "Host is not a loopback name",
@@ -576,20 +585,42 @@ fn token_matches(token: &str, given: &str) -> bool {
 fn is_loopback_host(host: &str) -> bool {
     let host = host.trim();
     let name = if let Some(rest) = host.strip_prefix('[') {
-        rest.split(']').next().unwrap_or("")
+        // `[v6]` and nothing after it but a port.
+        let Some((name, after)) = rest.split_once(']') else {
+            return false;
+        };
+        let port_ok = after.is_empty()
+            || after
+                .strip_prefix(':')
+                .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        if !port_ok {
+            return false;
+        }
+        return name
+            .parse::<std::net::Ipv6Addr>()
+            .is_ok_and(|ip| ip.is_loopback());
     } else {
-        host.rsplit_once(':').map_or(host, |(name, port)| {
-            if port.chars().all(|c| c.is_ascii_digit()) {
+        match host.rsplit_once(':') {
+            Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
                 name
-            } else {
-                host
             }
-        })
+            Some(_) => return false,
+            None => host,
+        }
     };
-    if name.eq_ignore_ascii_case("localhost") || name.to_ascii_lowercase().ends_with(".localhost") {
+    if name.eq_ignore_ascii_case("localhost") {
         return true;
     }
-    name.parse::<std::net::IpAddr>()
+    if let Some(sub) = name.to_ascii_lowercase().strip_suffix(".localhost") {
+        return !sub.is_empty()
+            && sub.split('.').all(|label| {
+                !label.is_empty()
+                    && label
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            });
+    }
+    name.parse::<std::net::Ipv4Addr>()
         .is_ok_and(|ip| ip.is_loopback())
 }
 
@@ -648,6 +679,16 @@ mod tests {
             "localhost.evil.com",
             "",
             "0.0.0.0:1",
+            "[::1]evil.example",
+            "[::1]:80@evil.example",
+            "[::1]:",
+            "localhost:",
+            "localhost:80:80",
+            "127.0.0.1:8a",
+            "a..localhost",
+            ".localhost",
+            "evil.example/.localhost",
+            "::1",
         ] {
             assert!(!is_loopback_host(host), "{host}");
         }
