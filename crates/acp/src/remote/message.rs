@@ -24,6 +24,9 @@ pub(crate) struct Inspected {
     pub params_session: Option<String>,
     /// `result.sessionId`, if a string.
     pub result_session: Option<String>,
+    /// The client sends it again, not knowing whether it arrived (set by
+    /// the server from the request, not by `inspect`).
+    pub resent: bool,
 }
 
 #[derive(Deserialize)]
@@ -71,6 +74,7 @@ pub(crate) fn inspect(text: &[u8]) -> Option<Inspected> {
         method: peek.method.map(Cow::into_owned),
         params_session: session_of(peek.params),
         result_session: session_of(peek.result),
+        resent: false,
     })
 }
 
