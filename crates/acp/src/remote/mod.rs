@@ -44,7 +44,7 @@
 //!   reason of its own (the agent exited, the keep time ran out, a limit) is
 //!   `410 Gone` with the reason as the body; an unknown one stays `404`.
 //!
-//! # Surviving the network: keep and resume
+//! # Surviving the network: keep, resume, reconnect
 //! A server with [`keep_sessions`](server::ServerOptions::keep_sessions)
 //! (default 5 minutes) keeps a connection, agent and all, when its client
 //! goes without closing it (a broken socket, a WebSocket that went quiet or
@@ -88,8 +88,14 @@
 //!   when the agent has it already: a request in flight or answered lately,
 //!   an answer to a request already answered.
 //!
-//! A server that shuts down says so (WebSocket close `1001`); its
-//! connections are not kept.
+//! Our client resumes when asked ([`ClientOptions::reconnect`]) and the
+//! server says it keeps connections: it reconnects with bounded backoff
+//! ([`Reconnect`]), tells a UI what happens ([`ClientOptions::on_event`],
+//! [`LinkEvent`]), and the engine above sees one unbroken transport; when it
+//! gives up, the engine's I/O error carries a [`LinkLost`] saying why
+//! ([`LinkLost::Gone`]: the server no longer has the connection; the agent's
+//! session may still be had with `session/load`). A server that shuts down
+//! says so (WebSocket close `1001`) and is not resumed.
 //!
 //! # For operators
 //! With the token (or, without one, from loopback), `GET /connections`
@@ -123,7 +129,9 @@ pub mod server;
 pub mod tls;
 
 #[cfg(any(feature = "websocket", feature = "http"))]
-pub use client::{ClientOptions, connect, is_url};
+pub use client::{
+    ClientOptions, LinkEvent, LinkEventHandler, LinkLost, Reconnect, connect, is_url,
+};
 
 /// The HTTP header naming the connection (returned by `initialize`).
 pub const HEADER_CONNECTION_ID: &str = "acp-connection-id";

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use acp::remote::server::{Server, ServerOptions};
-use acp::remote::{ClientOptions, connect};
+use acp::remote::{ClientOptions, LinkEvent, Reconnect, connect};
 use acp::schema::*;
 use acp::{
     Agent, AgentSideConnection, Client, ClientSideConnection, ConnectionOptions,
@@ -160,6 +160,43 @@ impl Desk {
     pub fn words(&self) -> usize {
         self.text.lock().unwrap().split_whitespace().count()
     }
+}
+
+/// Events a client reported.
+#[derive(Clone, Default)]
+pub struct Events(pub Arc<Mutex<Vec<LinkEvent>>>);
+
+impl Events {
+    pub fn all(&self) -> Vec<LinkEvent> {
+        self.0.lock().unwrap().clone()
+    }
+
+    pub fn resumed(&self) -> usize {
+        self.all()
+            .iter()
+            .filter(|e| matches!(e, LinkEvent::Resumed { .. }))
+            .count()
+    }
+
+    pub fn reconnecting(&self) -> usize {
+        self.all()
+            .iter()
+            .filter(|e| matches!(e, LinkEvent::Reconnecting { .. }))
+            .count()
+    }
+}
+
+/// Client options that reconnect quickly, reporting to `events`.
+pub fn reconnecting(events: &Events) -> ClientOptions {
+    let log = Arc::clone(&events.0);
+    ClientOptions::default()
+        .reconnect(
+            Reconnect::default()
+                .first_delay(Duration::from_millis(50))
+                .max_delay(Duration::from_millis(500))
+                .give_up_after(Duration::from_secs(15)),
+        )
+        .on_event(move |e| log.lock().unwrap().push(e.clone()))
 }
 
 /// A client connection to `url`, its I/O running.
