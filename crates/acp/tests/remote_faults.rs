@@ -136,6 +136,52 @@ async fn a_delayed_server_severed_twice() {
     }
 }
 
+/// The network goes away without a word (the proxy passes nothing on, and
+/// closes nothing): the client notices the silence, resumes through a new
+/// connection, and the server hands it the connection from the old one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_gone_silent_is_noticed_and_resumed() {
+    // Three keep-alives and pings per 0.9 s; the client takes 0.9 s of
+    // silence for a broken link.
+    let options = ServerOptions::default().idle_timeout(Duration::from_millis(900));
+    let served = Served::start(options, PAUSE).await;
+    let proxy = Proxy::start(served.addr).await;
+    let text = words(100);
+    for url in urls(&proxy) {
+        let desk = Desk::default();
+        let events = Events::default();
+        let log = std::sync::Arc::clone(&events.0);
+        let options = ClientOptions::default()
+            .reconnect(
+                acp::remote::Reconnect::default()
+                    .first_delay(Duration::from_millis(50))
+                    .ping_every(Duration::from_millis(300)),
+            )
+            .on_event(move |e| log.lock().unwrap().push(e.clone()));
+        let client = client(&url, options, &desk).await;
+        let session = open_session(&client).await;
+        let turn = tokio::spawn({
+            let client = client.clone();
+            let text = text.clone();
+            async move { client.prompt(prompt(session.as_ref(), &text)).await }
+        });
+        until("some words", || desk.words() >= 10).await;
+        proxy.freeze();
+        let reply = within("the turn", turn).await.unwrap();
+        assert_eq!(reply.unwrap().stop_reason, StopReason::EndTurn, "{url}");
+        assert_eq!(desk.text(), format!("{text} "), "{url}");
+        assert!(
+            events.all().iter().any(|e| matches!(
+                e,
+                LinkEvent::Reconnecting { why, .. } if why.contains("no word from the server")
+            )),
+            "{url}: {:?}",
+            events.all()
+        );
+        assert!(events.resumed() >= 1, "{url}: {:?}", events.all());
+    }
+}
+
 /// A client that never comes back: after the keep time the connection is
 /// closed and its in-process agent dropped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -91,7 +91,11 @@
 //! Our client resumes when asked ([`ClientOptions::reconnect`]) and the
 //! server says it keeps connections: it reconnects with bounded backoff
 //! ([`Reconnect`]), tells a UI what happens ([`ClientOptions::on_event`],
-//! [`LinkEvent`]), and the engine above sees one unbroken transport; when it
+//! [`LinkEvent`]), and the engine above sees one unbroken transport. It also
+//! notices a link that went silent (a network gone without a word, which
+//! TCP takes many minutes to notice): it pings a WebSocket server, counts an
+//! HTTP server's keep-alives, and resumes after three periods of silence
+//! ([`Reconnect::ping_every`]). When it
 //! gives up, the engine's I/O error carries a [`LinkLost`] saying why
 //! ([`LinkLost::Gone`]: the server no longer has the connection; the agent's
 //! session may still be had with `session/load`). A server that shuts down

@@ -295,6 +295,9 @@ struct ProxyState {
     delay_ms: AtomicUsize,
     /// Connections accepted.
     pub accepted: AtomicUsize,
+    /// Connections numbered below this pass nothing on any more (but stay
+    /// open): a network gone without a word.
+    frozen_below: AtomicUsize,
 }
 
 impl Proxy {
@@ -308,7 +311,7 @@ impl Proxy {
                 let Ok((client, _)) = listener.accept().await else {
                     return;
                 };
-                shared.accepted.fetch_add(1, Ordering::SeqCst);
+                let number = shared.accepted.fetch_add(1, Ordering::SeqCst);
                 if shared.refusing.load(Ordering::SeqCst) {
                     drop(client);
                     continue;
@@ -332,6 +335,9 @@ impl Proxy {
                             match client_read.read(&mut buf).await {
                                 Ok(0) | Err(_) => return,
                                 Ok(n) => {
+                                    if number < state.frozen_below.load(Ordering::SeqCst) {
+                                        std::future::pending::<()>().await;
+                                    }
                                     if server_write.write_all(&buf[..n]).await.is_err() {
                                         return;
                                     }
@@ -347,6 +353,9 @@ impl Proxy {
                                 Ok(n) => {
                                     if cut {
                                         return;
+                                    }
+                                    if number < state.frozen_below.load(Ordering::SeqCst) {
+                                        std::future::pending::<()>().await;
                                     }
                                     let delay = state.delay_ms.load(Ordering::SeqCst);
                                     if delay > 0 {
@@ -377,6 +386,13 @@ impl Proxy {
         for pipe in self.state.pipes.lock().unwrap().drain(..) {
             pipe.abort();
         }
+    }
+
+    /// The connections open now pass nothing on any more, and stay open, as
+    /// when a network goes away without a word.
+    pub fn freeze(&self) {
+        let accepted = self.state.accepted.load(Ordering::SeqCst);
+        self.state.frozen_below.store(accepted, Ordering::SeqCst);
     }
 
     /// Closes new connections at once while `on`.

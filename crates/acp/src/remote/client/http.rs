@@ -212,7 +212,24 @@ impl Shared {
     ) -> io::Result<(StatusCode, ::http::HeaderMap, Bytes)> {
         let mut resent = false;
         loop {
-            let why = match self.post(line, session, resent).await {
+            let answer = match self.outage.get() {
+                Some(outage) => {
+                    let silence = outage.silence();
+                    tokio::time::timeout(silence, self.post(line, session, resent))
+                        .await
+                        .unwrap_or_else(|_| {
+                            Err(io::Error::new(
+                                io::ErrorKind::TimedOut,
+                                format!(
+                                    "the server did not answer a POST in {} s",
+                                    silence.as_secs_f64()
+                                ),
+                            ))
+                        })
+                }
+                None => self.post(line, session, resent).await,
+            };
+            let why = match answer {
                 // A proxy without its server: worth waiting for.
                 Ok((status, _, _))
                     if self.outage.get().is_some() && matches!(status.as_u16(), 502..=504) =>
@@ -355,7 +372,20 @@ impl Shared {
         let request = request
             .body(Full::new(Bytes::new()))
             .map_err(|e| StreamEnd::Io(io::Error::other(e)))?;
-        let response = self.send(request).await.map_err(StreamEnd::Io)?;
+        let silence = self.outage.get().map(Outage::silence);
+        let quiet = |silence: std::time::Duration| {
+            StreamEnd::Io(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("no word from the server for {} s", silence.as_secs_f64()),
+            ))
+        };
+        let response = match silence {
+            Some(silence) => tokio::time::timeout(silence, self.send(request))
+                .await
+                .map_err(|_| quiet(silence))?,
+            None => self.send(request).await,
+        }
+        .map_err(StreamEnd::Io)?;
         let status = response.status();
         if !status.is_success() {
             let body = Limited::new(response.into_body(), 8 * 1024)
@@ -372,7 +402,16 @@ impl Shared {
         }
         let mut body = response.into_body();
         let mut events = SseParser::new(self.max_message_size);
-        while let Some(frame) = body.frame().await {
+        loop {
+            // The server's keep-alives come every 15 s: a longer silence of a
+            // resumable connection is a link that went away without a word.
+            let frame = match silence {
+                Some(silence) => tokio::time::timeout(silence, body.frame())
+                    .await
+                    .map_err(|_| quiet(silence))?,
+                None => body.frame().await,
+            };
+            let Some(frame) = frame else { break };
             let frame = frame.map_err(|e| {
                 StreamEnd::Io(io::Error::new(
                     io::ErrorKind::ConnectionAborted,

@@ -33,6 +33,15 @@ pub struct Reconnect {
     /// (default 8 MiB; the latest message is always kept). A resume that
     /// needs more than was kept fails.
     pub max_resend_bytes: usize,
+    /// How often the link must show it is alive (default 15 s): a link
+    /// that carries nothing from the server for three times this long is
+    /// taken for broken and resumed (a network that went away without a
+    /// word, which TCP would take many minutes to notice). Over WebSocket
+    /// the client pings the server this often; over HTTP the server's
+    /// keep-alives count (ours sends one every 15 s, or three per idle
+    /// timeout when that is shorter: keep this at least as long), and a POST
+    /// not answered in that time is sent again.
+    pub ping_every: Duration,
 }
 
 impl Default for Reconnect {
@@ -42,6 +51,7 @@ impl Default for Reconnect {
             max_delay: Duration::from_secs(5),
             give_up_after: Duration::from_secs(120),
             max_resend_bytes: 8 * 1024 * 1024,
+            ping_every: Duration::from_secs(15),
         }
     }
 }
@@ -70,6 +80,18 @@ impl Reconnect {
     pub fn max_resend_bytes(mut self, bytes: usize) -> Self {
         self.max_resend_bytes = bytes;
         self
+    }
+    /// Sets [`ping_every`](Self::ping_every) (at least 10 ms).
+    #[must_use]
+    pub fn ping_every(mut self, every: Duration) -> Self {
+        self.ping_every = every.max(Duration::from_millis(10));
+        self
+    }
+
+    /// How long the server may say nothing before the link is taken for
+    /// broken.
+    pub(super) fn silence(&self) -> Duration {
+        self.ping_every * 3
     }
 }
 
@@ -278,6 +300,18 @@ impl Outage {
         };
         tokio::time::sleep(delay).await;
         Ok(())
+    }
+
+    /// The link works again.
+    /// How long the server may say nothing before the link is taken for
+    /// broken.
+    pub fn silence(&self) -> Duration {
+        self.policy.silence()
+    }
+
+    /// How often to ping.
+    pub fn ping_every(&self) -> Duration {
+        self.policy.ping_every
     }
 
     /// The link works again.

@@ -291,13 +291,14 @@ async fn bridge(
     let mut sent = Sent::new(resume.is_some(), max_resend);
     let mut resend = Vec::new();
     loop {
+        let ping_every = resume.as_ref().map(|r| r.outage.ping_every());
         let outcome = serve(
             socket,
             &engine,
             &mut from_engine,
-            &mut received,
-            &mut sent,
+            (&mut received, &mut sent),
             resend,
+            ping_every,
         )
         .await;
         let broken = match outcome {
@@ -380,14 +381,16 @@ async fn reattach(resume: &Resume, received: u64, why: String) -> Result<(Socket
     }
 }
 
-/// Carries messages both ways over one socket until it ends.
+/// Carries messages both ways over one socket until it ends; with
+/// `ping_every`, pings the server that often, and takes a socket that
+/// brings nothing for three times that for broken.
 async fn serve(
     socket: Socket,
     engine: &ToEngine,
     from_engine: &mut FromEngine,
-    received: &mut u64,
-    sent: &mut Sent,
+    (received, sent): (&mut u64, &mut Sent),
     resend: Vec<String>,
+    ping_every: Option<std::time::Duration>,
 ) -> Outcome {
     let (mut sink, mut stream) = socket.split();
     let broke = |what: &str, e: &dyn std::fmt::Display| {
@@ -402,9 +405,22 @@ async fn serve(
             return broke("the WebSocket connection failed", &e);
         }
     }
+    let silence = ping_every.map(|every| every * 3);
     let reading = async {
         loop {
-            match stream.next().await {
+            let next = match silence {
+                Some(silence) => match tokio::time::timeout(silence, stream.next()).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        return Outcome::Broken(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!("no word from the server for {} s", silence.as_secs_f64()),
+                        ));
+                    }
+                },
+                None => stream.next().await,
+            };
+            match next {
                 Some(Ok(Message::Text(text))) => {
                     if !engine.deliver(text.as_bytes().to_vec()).await {
                         return Outcome::EngineGone;
@@ -438,8 +454,19 @@ async fn serve(
     // What the engine writes goes out as text frames; its end closes the
     // socket.
     let writing = async {
+        let mut ping = tokio::time::interval(ping_every.unwrap_or(std::time::Duration::MAX / 4));
+        ping.tick().await;
         loop {
-            match from_engine.next_frame().await {
+            let frame = tokio::select! {
+                frame = from_engine.next_frame() => frame,
+                _ = ping.tick(), if ping_every.is_some() => {
+                    if let Err(e) = sink.send(Message::Ping(Vec::new().into())).await {
+                        return broke("the WebSocket connection failed", &e);
+                    }
+                    continue;
+                }
+            };
+            match frame {
                 Ok(Some(Frame::Message(line))) => {
                     let text = String::from_utf8_lossy(line).into_owned();
                     sent.push(&text);

@@ -39,7 +39,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use tracing::{info, warn};
 
-/// How often an open SSE stream with nothing to say sends a comment.
+/// How often, at most, an open SSE stream with nothing to say sends a
+/// comment (more often with an idle timeout under 45 s: three per period).
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// Where a message from the agent goes.
@@ -764,6 +765,9 @@ impl Lease {
         let connection = &self.connection;
         let options = &connection.core.inner.options;
         let retain = options.resumable();
+        let keep_alive = KEEP_ALIVE
+            .min(options.idle_timeout / 3)
+            .max(Duration::from_millis(10));
         loop {
             // Registered before looking, so that no wake-up is missed.
             let woken = self.wake.notified();
@@ -804,7 +808,7 @@ impl Lease {
             }
             tokio::select! {
                 () = woken => {}
-                () = tokio::time::sleep(KEEP_ALIVE) => return Some(Bytes::from_static(b":\n\n")),
+                () = tokio::time::sleep(keep_alive) => return Some(Bytes::from_static(b":\n\n")),
                 () = connection.core.closed.cancelled() => return None,
             }
         }
