@@ -397,3 +397,73 @@ async fn watchers_are_bounded_and_a_closed_connection_says_why() {
     })
     .await;
 }
+
+/// The library's side of it, as `acp watch` would use it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_library_lists_and_watches_with_the_token() {
+    use acp::remote::{ClientOptions, list_connections as list, watch};
+    let served = Served::start(ServerOptions::default().token("t0ken"), Duration::ZERO).await;
+    let addr = served.addr;
+    let url = format!("ws://{addr}/acp");
+    let wrong = ClientOptions::default().bearer_token("nope");
+    let error = list(&url, &wrong).await.unwrap_err();
+    assert_eq!(
+        error.kind(),
+        std::io::ErrorKind::PermissionDenied,
+        "{error}"
+    );
+    let options = ClientOptions::default().bearer_token("t0ken");
+    assert_eq!(list(&url, &options).await.unwrap(), []);
+
+    let (mut socket, id) = ws(addr, "Bearer t0ken").await;
+    let answer = exchange(&mut socket, INIT).await;
+    let listed = list(&url, &options).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (
+            listed[0].id.as_str(),
+            listed[0].profile.as_str(),
+            listed[0].agent.as_str()
+        ),
+        (id.as_str(), "websocket", "Echo")
+    );
+    assert_eq!(
+        (listed[0].state.as_str(), listed[0].messages_in),
+        ("attached", 1)
+    );
+
+    let mut watching = within("the watch", watch(&url, &id, true, &options))
+        .await
+        .unwrap();
+    let mut lines = Vec::new();
+    for _ in 0..3 {
+        lines.push(
+            within("a line", watching.next_line())
+                .await
+                .unwrap()
+                .unwrap(),
+        );
+    }
+    assert!(
+        lines[0].starts_with(r#"{"acpRecord":1,"started":""#),
+        "{}",
+        lines[0]
+    );
+    let record = |line: &str| serde_json::from_str::<serde_json::Value>(line).unwrap();
+    assert_eq!(record(&lines[1])["line"], INIT);
+    assert_eq!(record(&lines[2])["line"], answer.as_str());
+    within("the close", socket.close(None)).await.unwrap();
+    let mut rest = Vec::new();
+    while let Some(line) = within("a line", watching.next_line()).await.unwrap() {
+        rest.push(record(&line));
+    }
+    assert_eq!(rest.len(), 2, "{rest:?}");
+    assert!(rest.iter().all(|r| r["eof"] == true), "{rest:?}");
+
+    let error = watch(&url, &id, false, &options).await.unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::NotFound, "{error}");
+    let error = watch(&url, "../healthz", false, &options)
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput, "{error}");
+}

@@ -110,7 +110,8 @@
 //! trace` reads), from now or from the oldest message kept
 //! ([`watch_history_bytes`](server::ServerOptions::watch_history_bytes)).
 //! `/healthz` says only that the server is up and how many connections it
-//! has.
+//! has. With feature `http`, [`list_connections`] and [`watch`] are their
+//! client side.
 //!
 //! Limits: the buffers are in memory: a server that restarts has no
 //! connection to resume (`404`), and a client resumes only what the server
@@ -136,6 +137,8 @@ pub mod tls;
 pub use client::{
     ClientOptions, LinkEvent, LinkEventHandler, LinkLost, Reconnect, connect, is_url,
 };
+#[cfg(feature = "http")]
+pub use client::{ConnectionSummary, Watch, list_connections, watch};
 
 /// The HTTP header naming the connection (returned by `initialize`).
 pub const HEADER_CONNECTION_ID: &str = "acp-connection-id";

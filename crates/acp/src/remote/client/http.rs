@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-type Https = hyper_rustls::HttpsConnector<HttpConnector>;
+pub(super) type Https = hyper_rustls::HttpsConnector<HttpConnector>;
 
 /// Whether a session's stream is open.
 #[derive(Clone, Debug)]
@@ -85,9 +85,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-pub(super) fn connect(uri: ::http::Uri, options: &ClientOptions) -> io::Result<Transport> {
+/// An HTTP/1.1 client (TLS with the options' roots) for `uri`.
+pub(super) fn http_client(
+    uri: &::http::Uri,
+    options: &ClientOptions,
+) -> io::Result<Client<Https, Full<Bytes>>> {
     let secure = uri.scheme_str() == Some("https");
-    authority(&uri, secure)?;
+    authority(uri, secure)?;
     let tls = crate::remote::tls::client_config(&options.root_certificates, false)?;
     let mut http = HttpConnector::new();
     http.enforce_http(false);
@@ -98,7 +102,11 @@ pub(super) fn connect(uri: ::http::Uri, options: &ClientOptions) -> io::Result<T
         .https_or_http()
         .enable_http1()
         .wrap_connector(http);
-    let client = Client::builder(hyper_util::rt::TokioExecutor::new()).build(https);
+    Ok(Client::builder(hyper_util::rt::TokioExecutor::new()).build(https))
+}
+
+pub(super) fn connect(uri: ::http::Uri, options: &ClientOptions) -> io::Result<Transport> {
+    let client = http_client(&uri, options)?;
     let (transport, to_engine, from_engine) = engine_pipe(options.max_message_size);
     let shared = Arc::new(Shared {
         client,

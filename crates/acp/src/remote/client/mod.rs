@@ -27,10 +27,14 @@ use tokio::sync::mpsc;
 
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
+mod operators;
 mod reconnect;
 #[cfg(feature = "websocket")]
 mod ws;
 
+#[cfg(feature = "http")]
+pub use operators::{ConnectionSummary, Watch, list_connections, watch};
 use reconnect::Outage;
 pub use reconnect::{LinkEvent, LinkEventHandler, LinkLost, Reconnect};
 

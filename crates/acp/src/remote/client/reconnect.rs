@@ -87,12 +87,6 @@ impl Reconnect {
         self.ping_every = every.max(Duration::from_millis(10));
         self
     }
-
-    /// How long the server may say nothing before the link is taken for
-    /// broken.
-    pub(super) fn silence(&self) -> Duration {
-        self.ping_every * 3
-    }
 }
 
 /// What happens to a reconnecting client's link to the server, for a UI to
@@ -305,11 +299,13 @@ impl Outage {
     /// The link works again.
     /// How long the server may say nothing before the link is taken for
     /// broken.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub fn silence(&self) -> Duration {
-        self.policy.silence()
+        self.policy.ping_every * 3
     }
 
     /// How often to ping.
+    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
     pub fn ping_every(&self) -> Duration {
         self.policy.ping_every
     }
