@@ -182,6 +182,94 @@ async fn a_link_gone_silent_is_noticed_and_resumed() {
     }
 }
 
+/// Another client resumes our client's connection: ours is told it was
+/// taken over, and stops (it does not take the connection back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_taken_over_stops_with_a_clear_error() {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let served = Served::start(ServerOptions::default(), PAUSE).await;
+    let addr = served.addr;
+    for http in [false, true] {
+        let url = if http {
+            format!("http://{addr}/acp")
+        } else {
+            format!("ws://{addr}/acp")
+        };
+        let desk = Desk::default();
+        let events = Events::default();
+        let client = client(&url, reconnecting(&events), &desk).await;
+        let session = open_session(&client).await;
+        // Its id, from the list, once its streams are open.
+        let profile = if http { "http" } else { "websocket" };
+        let id = within("the connection listed", async {
+            loop {
+                let (_, body) = list_connections(addr, "").await;
+                let list: serde_json::Value = serde_json::from_str(&body).unwrap();
+                let found = list["connections"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find_map(|c| {
+                        (c["profile"] == profile && c["state"] == "attached")
+                            .then(|| c["id"].as_str().unwrap().to_owned())
+                    });
+                if let Some(id) = found {
+                    return id;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+        let turn = tokio::spawn({
+            let client = client.clone();
+            async move { client.prompt(prompt(session.as_ref(), &words(500))).await }
+        });
+        until("some words", || desk.words() >= 3).await;
+        // The other client.
+        let mut taker = None;
+        let mut stream = None;
+        if http {
+            let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+            use tokio::io::AsyncWriteExt;
+            tcp.write_all(
+                format!(
+                    "GET /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nAcp-Connection-Id: {id}\r\nLast-Event-ID: 0\r\n\r\n"
+                )
+                .as_bytes(),
+            )
+            .await
+            .unwrap();
+            stream = Some(tcp);
+        } else {
+            let mut request = url.as_str().into_client_request().unwrap();
+            request
+                .headers_mut()
+                .insert("acp-connection-id", id.parse().unwrap());
+            request
+                .headers_mut()
+                .insert("last-event-id", "0".parse().unwrap());
+            let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+            taker = Some(
+                within(
+                    "the take-over",
+                    tokio_tungstenite::client_async(request, tcp),
+                )
+                .await
+                .unwrap(),
+            );
+        }
+        let error = within("the turn's end", turn).await.unwrap().unwrap_err();
+        assert_eq!(
+            LinkLost::of(&error),
+            Some(&LinkLost::TakenOver),
+            "{url}: {error}; {:?}",
+            events.all()
+        );
+        assert_eq!(events.reconnecting(), 0, "{url}: {:?}", events.all());
+        drop((taker, stream));
+    }
+}
+
 /// A client that never comes back: after the keep time the connection is
 /// closed and its in-process agent dropped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
