@@ -5,9 +5,10 @@
 //!
 //! A full session each: a prompt streamed back word by word, a permission
 //! request and an `fs/read_text_file` flowing back to our client, and a slow
-//! turn cancelled with `session/cancel`.
+//! turn cancelled with `session/cancel`; with and without asking to resume
+//! broken connections (the SDK's server does not resume them).
 
-use acp::remote::{ClientOptions, connect};
+use acp::remote::{ClientOptions, Reconnect, connect};
 use acp::schema::*;
 use acp::{Client, ClientSideConnection, ConnectionOptions, NotificationContext, RequestContext};
 use acp_interop::Peer::Js;
@@ -109,7 +110,7 @@ async fn step<F: std::future::Future>(what: &str, fut: F) -> F::Output {
         .unwrap_or_else(|_| panic!("timed out: {what}"))
 }
 
-async fn full_session_against_the_sdk_server(scheme: &str) {
+async fn full_session_against_the_sdk_server(scheme: &str, options: ClientOptions) {
     if !Js.available() {
         return;
     }
@@ -117,7 +118,7 @@ async fn full_session_against_the_sdk_server(scheme: &str) {
     let file = sb.write("notes.txt", "remote notes\n");
     let server = SdkServer::start(&sb);
     let url = format!("{scheme}://127.0.0.1:{}/acp", server.port);
-    let transport = step("connect", connect(&url, ClientOptions::default()))
+    let transport = step("connect", connect(&url, options))
         .await
         .unwrap_or_else(|e| panic!("connect to {url}: {e}"));
     let desk = Desk::default();
@@ -186,10 +187,20 @@ async fn full_session_against_the_sdk_server(scheme: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_websocket_client_against_the_ts_sdk_server() {
-    full_session_against_the_sdk_server("ws").await;
+    full_session_against_the_sdk_server("ws", ClientOptions::default()).await;
+}
+
+/// A client that asks to resume broken connections works with a server that
+/// does not resume them (the SDK's): resumption is optional.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_reconnecting_clients_against_the_ts_sdk_server() {
+    for scheme in ["ws", "http"] {
+        let options = ClientOptions::default().reconnect(Reconnect::default());
+        full_session_against_the_sdk_server(scheme, options).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_streamable_http_client_against_the_ts_sdk_server() {
-    full_session_against_the_sdk_server("http").await;
+    full_session_against_the_sdk_server("http", ClientOptions::default()).await;
 }

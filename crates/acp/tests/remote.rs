@@ -604,7 +604,12 @@ async fn a_message_over_the_limit_closes_a_websocket_and_is_refused_over_http() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_connections_are_closed() {
     let idle = Duration::from_millis(300);
-    let (addr, _stop) = start(ServerOptions::default().idle_timeout(idle)).await;
+    // Without a keep time, idle is the only wait (remote_resume.rs tests
+    // connections kept for a resume).
+    let options = ServerOptions::default()
+        .idle_timeout(idle)
+        .keep_sessions(Duration::ZERO);
+    let (addr, _stop) = start(options).await;
     let json = "Content-Type: application/json\r\n";
     let answer = raw(addr, &post(json, INIT)).await;
     let id = header_value(&answer, "acp-connection-id")
@@ -619,7 +624,9 @@ async fn idle_connections_are_closed() {
                 &post(&format!("{json}Acp-Connection-Id: {id}\r\n"), new),
             )
             .await;
-            if status(&answer) == "HTTP/1.1 404 Not Found" {
+            // Gone, and the server says why.
+            if status(&answer) == "HTTP/1.1 410 Gone" {
+                assert_eq!(body(&answer), "the connection was closed: idle for 0.3 s\n");
                 break;
             }
             // Each POST is activity: wait longer than the timeout.

@@ -24,6 +24,9 @@ pub(crate) struct Inspected {
     pub params_session: Option<String>,
     /// `result.sessionId`, if a string.
     pub result_session: Option<String>,
+    /// The client sends it again, not knowing whether it arrived (set by
+    /// the server from the request, not by `inspect`).
+    pub resent: bool,
 }
 
 #[derive(Deserialize)]
@@ -71,6 +74,7 @@ pub(crate) fn inspect(text: &[u8]) -> Option<Inspected> {
         method: peek.method.map(Cow::into_owned),
         params_session: session_of(peek.params),
         result_session: session_of(peek.result),
+        resent: false,
     })
 }
 
@@ -93,23 +97,15 @@ pub(crate) fn is_session_scoped(method: &str) -> bool {
 }
 
 /// A JSON-RPC error response line (with its `\n`) for request `id` (its JSON
-/// text, `null` if unknown).
+/// text, `null` if unknown). Written by hand so that its members keep their
+/// order whatever features `serde_json` was built with.
 pub(crate) fn error_line(id: Option<&str>, code: i32, message: &str) -> Vec<u8> {
-    let mut line = serde_json::to_vec(&serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": serde_json::Value::Null,
-        "error": { "code": code, "message": message },
-    }))
-    .unwrap_or_default();
-    if let Some(id) = id
-        && let Ok(text) = std::str::from_utf8(&line)
-    {
-        line = text
-            .replacen("\"id\":null", &format!("\"id\":{id}"), 1)
-            .into_bytes();
-    }
-    line.push(b'\n');
-    line
+    let message = serde_json::to_string(message).unwrap_or_else(|_| "\"\"".to_owned());
+    let id = id.unwrap_or("null");
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":{code},\"message\":{message}}}}}\n"
+    )
+    .into_bytes()
 }
 
 #[cfg(test)]

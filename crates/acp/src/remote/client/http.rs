@@ -9,11 +9,24 @@
 //! are answered with that session's header. Cookies the server sets are
 //! sent back for the rest of the connection. When the engine ends its output
 //! the connection is deleted.
+//!
+//! Resuming (when asked, and the server's `initialize` answer says it keeps
+//! connections): a stream that breaks or ends is opened again with
+//! `Last-Event-ID`, the id of the last event the client has, and events
+//! already had are skipped; a POST whose answer was lost is sent again,
+//! marked `Acp-Resent: 1`, so that the server drops it if it had it. Both
+//! wait their turn in one backoff.
 
-use super::{ClientOptions, FromEngine, ToEngine, authority, engine_pipe, refused};
+use super::reconnect::{LinkLost, Outage};
+use super::{
+    ClientOptions, FromEngine, ToEngine, authority, engine_pipe, keep_time, refused, resume_refused,
+};
 use crate::codec::Frame;
 use crate::remote::message::{Kind, error_line, inspect};
-use crate::remote::{HEADER_CONNECTION_ID, HEADER_SESSION_ID};
+use crate::remote::{
+    HEADER_CONNECTION_ID, HEADER_LAST_EVENT_ID, HEADER_RESENT, HEADER_SESSION_ID,
+    SSE_EVENT_TAKEN_OVER,
+};
 use crate::transport::Transport;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -26,7 +39,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-type Https = hyper_rustls::HttpsConnector<HttpConnector>;
+pub(super) type Https = hyper_rustls::HttpsConnector<HttpConnector>;
 
 /// Whether a session's stream is open.
 #[derive(Clone, Debug)]
@@ -49,15 +62,36 @@ struct Shared {
     to_engine: ToEngine,
     max_message_size: usize,
     closed: CancellationToken,
+    options: ClientOptions,
+    /// The backoff, once `initialize` said the server resumes connections
+    /// and the client asked to.
+    outage: std::sync::OnceLock<Outage>,
+    /// Once `initialize` said the server does not, for a client that asked:
+    /// what tells it so.
+    refusal: std::sync::OnceLock<Outage>,
+}
+
+/// How a stream ended, when not by the server's clean end.
+enum StreamEnd {
+    /// The request or the stream broke.
+    Io(io::Error),
+    /// The server refused the GET.
+    Refused(StatusCode, String),
+    /// Another client resumed the stream.
+    TakenOver,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-pub(super) fn connect(uri: ::http::Uri, options: &ClientOptions) -> io::Result<Transport> {
+/// An HTTP/1.1 client (TLS with the options' roots) for `uri`.
+pub(super) fn http_client(
+    uri: &::http::Uri,
+    options: &ClientOptions,
+) -> io::Result<Client<Https, Full<Bytes>>> {
     let secure = uri.scheme_str() == Some("https");
-    authority(&uri, secure)?;
+    authority(uri, secure)?;
     let tls = crate::remote::tls::client_config(&options.root_certificates, false)?;
     let mut http = HttpConnector::new();
     http.enforce_http(false);
@@ -68,7 +102,11 @@ pub(super) fn connect(uri: ::http::Uri, options: &ClientOptions) -> io::Result<T
         .https_or_http()
         .enable_http1()
         .wrap_connector(http);
-    let client = Client::builder(hyper_util::rt::TokioExecutor::new()).build(https);
+    Ok(Client::builder(hyper_util::rt::TokioExecutor::new()).build(https))
+}
+
+pub(super) fn connect(uri: ::http::Uri, options: &ClientOptions) -> io::Result<Transport> {
+    let client = http_client(&uri, options)?;
     let (transport, to_engine, from_engine) = engine_pipe(options.max_message_size);
     let shared = Arc::new(Shared {
         client,
@@ -81,6 +119,9 @@ pub(super) fn connect(uri: ::http::Uri, options: &ClientOptions) -> io::Result<T
         to_engine,
         max_message_size: options.max_message_size,
         closed: CancellationToken::new(),
+        options: options.clone(),
+        outage: std::sync::OnceLock::new(),
+        refusal: std::sync::OnceLock::new(),
     });
     tokio::spawn(outgoing(shared, from_engine));
     Ok(transport)
@@ -144,9 +185,13 @@ impl Shared {
         &self,
         line: &[u8],
         session: Option<&str>,
+        resent: bool,
     ) -> io::Result<(StatusCode, ::http::HeaderMap, Bytes)> {
-        let request = self
-            .request(Method::POST, session)
+        let mut request = self.request(Method::POST, session);
+        if resent {
+            request = request.header(HEADER_RESENT, "1");
+        }
+        let request = request
             .header(::http::header::CONTENT_TYPE, "application/json")
             .body(Full::new(Bytes::copy_from_slice(line)))
             .map_err(io::Error::other)?;
@@ -163,6 +208,69 @@ impl Shared {
             })?
             .to_bytes();
         Ok((parts.status, parts.headers, body))
+    }
+
+    /// POSTs `line`; when the link breaks and the connection is resumable,
+    /// sends it again (marked as resent) until it gets an answer or the
+    /// client gives up.
+    async fn post_reliably(
+        &self,
+        line: &[u8],
+        session: Option<&str>,
+    ) -> io::Result<(StatusCode, ::http::HeaderMap, Bytes)> {
+        let mut resent = false;
+        loop {
+            let answer = match self.outage.get() {
+                Some(outage) => {
+                    let silence = outage.silence();
+                    tokio::time::timeout(silence, self.post(line, session, resent))
+                        .await
+                        .unwrap_or_else(|_| {
+                            Err(io::Error::new(
+                                io::ErrorKind::TimedOut,
+                                format!(
+                                    "the server did not answer a POST in {} s",
+                                    silence.as_secs_f64()
+                                ),
+                            ))
+                        })
+                }
+                None => self.post(line, session, resent).await,
+            };
+            let why = match answer {
+                // A proxy without its server: worth waiting for.
+                Ok((status, _, _))
+                    if self.outage.get().is_some() && matches!(status.as_u16(), 502..=504) =>
+                {
+                    format!("the server answered HTTP {status}")
+                }
+                Ok(answer) => {
+                    if let Some(outage) = self.outage.get() {
+                        outage.up();
+                    }
+                    return Ok(answer);
+                }
+                Err(error) => match self.outage.get() {
+                    Some(_) => error.to_string(),
+                    None => return Err(self.not_resumable(error)),
+                },
+            };
+            if let Some(outage) = self.outage.get()
+                && let Err(lost) = outage.wait(&why).await
+            {
+                return Err(outage.give_up(lost));
+            }
+            resent = true;
+        }
+    }
+
+    /// The error for a broken link that is not resumed: as it came, or, for
+    /// a client that asked to reconnect, why it cannot.
+    fn not_resumable(&self, error: io::Error) -> io::Error {
+        match self.refusal.get() {
+            Some(outage) => outage.give_up(LinkLost::NotResumable),
+            None => error,
+        }
     }
 
     /// Opens the stream of `session` if it is not open, and waits until it
@@ -192,22 +300,57 @@ impl Shared {
         }
     }
 
-    /// Reads one SSE stream (the connection's, or a session's) until it ends.
+    /// Reads one SSE stream (the connection's, or a session's) until it
+    /// ends, resuming it when it breaks and the connection is resumable.
     async fn read_stream(self: Arc<Self>, session: Option<String>, ready: watch::Sender<Ready>) {
-        let outcome = tokio::select! {
-            outcome = self.stream_events(session.as_deref(), &ready) => outcome,
-            () = self.closed.cancelled() => Ok(()),
+        let mut place = Place::default();
+        let outcome = loop {
+            let attempt = tokio::select! {
+                attempt = self.stream_events(session.as_deref(), &ready, &mut place) => attempt,
+                () = self.closed.cancelled() => break Ok(()),
+            };
+            let Some(outage) = self.outage.get() else {
+                break match attempt {
+                    Ok(()) => Ok(()),
+                    Err(StreamEnd::Io(error)) => Err(Lost::Stream(self.not_resumable(error))),
+                    Err(StreamEnd::Refused(status, body)) => {
+                        Err(Lost::Stream(refused(status, "the event stream", &body)))
+                    }
+                    Err(StreamEnd::TakenOver) => Err(Lost::Link(LinkLost::TakenOver.into_io())),
+                };
+            };
+            let why = match attempt {
+                Err(StreamEnd::TakenOver) => {
+                    break Err(Lost::Link(outage.give_up(LinkLost::TakenOver)));
+                }
+                // A stream never opened is refused for its own reasons.
+                Err(StreamEnd::Refused(status, body)) if !place.opened => {
+                    break Err(Lost::Stream(refused(status, "the event stream", &body)));
+                }
+                Err(StreamEnd::Refused(status, body)) => match resume_refused(status, &body) {
+                    Some(lost) => break Err(Lost::Link(outage.give_up(lost))),
+                    None => format!("the server answered the event stream with HTTP {status}"),
+                },
+                Err(StreamEnd::Io(error)) => error.to_string(),
+                Ok(()) => "the server ended the event stream".to_owned(),
+            };
+            if let Err(lost) = outage.wait(&why).await {
+                break Err(Lost::Link(outage.give_up(lost)));
+            }
         };
         if let Some(session) = &session {
             lock(&self.sessions).remove(session);
         }
         match outcome {
-            Err(why) if session.is_some() => {
+            Err(Lost::Stream(why)) if session.is_some() => {
                 let _ = ready.send(Ready::Failed(why.to_string()));
             }
-            Err(why) => {
-                self.closed.cancel();
-                self.to_engine.fail(why).await;
+            Err(Lost::Stream(why) | Lost::Link(why)) => {
+                let _ = ready.send(Ready::Failed(why.to_string()));
+                if !self.closed.is_cancelled() {
+                    self.closed.cancel();
+                    self.to_engine.fail(why).await;
+                }
             }
             Ok(()) if session.is_none() && !self.closed.is_cancelled() => {
                 self.closed.cancel();
@@ -226,13 +369,31 @@ impl Shared {
         self: &Arc<Self>,
         session: Option<&str>,
         ready: &watch::Sender<Ready>,
-    ) -> io::Result<()> {
-        let request = self
+        place: &mut Place,
+    ) -> Result<(), StreamEnd> {
+        let mut request = self
             .request(Method::GET, session)
-            .header(::http::header::ACCEPT, "text/event-stream")
+            .header(::http::header::ACCEPT, "text/event-stream");
+        if place.opened {
+            request = request.header(HEADER_LAST_EVENT_ID, place.last.to_string());
+        }
+        let request = request
             .body(Full::new(Bytes::new()))
-            .map_err(io::Error::other)?;
-        let response = self.send(request).await?;
+            .map_err(|e| StreamEnd::Io(io::Error::other(e)))?;
+        let silence = self.outage.get().map(Outage::silence);
+        let quiet = |silence: std::time::Duration| {
+            StreamEnd::Io(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("no word from the server for {} s", silence.as_secs_f64()),
+            ))
+        };
+        let response = match silence {
+            Some(silence) => tokio::time::timeout(silence, self.send(request))
+                .await
+                .map_err(|_| quiet(silence))?,
+            None => self.send(request).await,
+        }
+        .map_err(StreamEnd::Io)?;
         let status = response.status();
         if !status.is_success() {
             let body = Limited::new(response.into_body(), 8 * 1024)
@@ -240,23 +401,52 @@ impl Shared {
                 .await
                 .map(|b| String::from_utf8_lossy(&b.to_bytes()).into_owned())
                 .unwrap_or_default();
-            return Err(refused(status, "the event stream", &body));
+            return Err(StreamEnd::Refused(status, body));
         }
+        place.opened = true;
         let _ = ready.send(Ready::Open);
+        if let Some(outage) = self.outage.get() {
+            outage.up();
+        }
         let mut body = response.into_body();
         let mut events = SseParser::new(self.max_message_size);
-        while let Some(frame) = body.frame().await {
+        loop {
+            // The server's keep-alives come every 15 s: a longer silence of a
+            // resumable connection is a link that went away without a word.
+            let frame = match silence {
+                Some(silence) => tokio::time::timeout(silence, body.frame())
+                    .await
+                    .map_err(|_| quiet(silence))?,
+                None => body.frame().await,
+            };
+            let Some(frame) = frame else { break };
             let frame = frame.map_err(|e| {
-                io::Error::new(
+                StreamEnd::Io(io::Error::new(
                     io::ErrorKind::ConnectionAborted,
                     format!("the event stream broke: {e}"),
-                )
+                ))
             })?;
             let Ok(data) = frame.into_data() else {
                 continue;
             };
-            for event in events.push(&data)? {
-                self.incoming(event, session).await;
+            for event in events.push(&data).map_err(StreamEnd::Io)? {
+                if event.kind.as_deref() == Some(SSE_EVENT_TAKEN_OVER) {
+                    return Err(StreamEnd::TakenOver);
+                }
+                if let Some(id) = event
+                    .id
+                    .as_deref()
+                    .and_then(|id| id.trim().parse::<u64>().ok())
+                {
+                    if id <= place.last {
+                        // Had already: a resume sent it again.
+                        continue;
+                    }
+                    place.last = id;
+                }
+                if let Some(data) = event.data {
+                    self.incoming(data, session).await;
+                }
             }
         }
         Ok(())
@@ -274,6 +464,22 @@ impl Shared {
         }
         self.to_engine.deliver(message).await;
     }
+}
+
+/// Where a stream is: whether it was ever open, and the id of the last
+/// event had.
+#[derive(Default)]
+struct Place {
+    opened: bool,
+    last: u64,
+}
+
+/// Why a stream stopped for good.
+enum Lost {
+    /// This stream failed (a session's request gets an error answer).
+    Stream(io::Error),
+    /// The link is lost: the engine's input ends.
+    Link(io::Error),
 }
 
 /// Opens a session's stream in the background (a named future type breaks
@@ -331,7 +537,7 @@ async fn send_all(shared: &Arc<Shared>, from_engine: &mut FromEngine) -> io::Res
             "over Streamable HTTP the first message must be the initialize request",
         ));
     }
-    let (status, headers, body) = shared.post(&first, None).await?;
+    let (status, headers, body) = shared.post(&first, None, false).await?;
     if status != StatusCode::OK {
         return Err(refused(
             status,
@@ -349,6 +555,18 @@ async fn send_all(shared: &Arc<Shared>, from_engine: &mut FromEngine) -> io::Res
             )
         })?;
     let _ = shared.connection_id.set(id.to_owned());
+    match keep_time(&headers) {
+        Some(keep) => {
+            if let Some(outage) = shared.options.outage(Some(keep)) {
+                let _ = shared.outage.set(outage);
+            }
+        }
+        None => {
+            if let Some(outage) = shared.options.outage(Some(std::time::Duration::ZERO)) {
+                let _ = shared.refusal.set(outage);
+            }
+        }
+    }
     let (tx, _rx) = watch::channel(Ready::Opening);
     tokio::spawn(Arc::clone(shared).read_stream(None, tx));
     shared.to_engine.deliver(body.to_vec()).await;
@@ -380,7 +598,7 @@ async fn send_all(shared: &Arc<Shared>, from_engine: &mut FromEngine) -> io::Res
             }
             continue;
         }
-        let (status, _, body) = shared.post(&line, session.as_deref()).await?;
+        let (status, _, body) = shared.post_reliably(&line, session.as_deref()).await?;
         if status.is_success() {
             continue;
         }
@@ -397,16 +615,37 @@ async fn send_all(shared: &Arc<Shared>, from_engine: &mut FromEngine) -> io::Res
                     .deliver(error_line(Some(id), -32603, &why))
                     .await;
             }
-            _ => return Err(refused(status, "a message", &body)),
+            _ => {
+                if let Some(outage) = shared.outage.get() {
+                    let lost = resume_refused(status, &body).unwrap_or(LinkLost::Refused {
+                        status: status.as_u16(),
+                        detail: body.trim().to_owned(),
+                    });
+                    return Err(outage.give_up(lost));
+                }
+                return Err(refused(status, "a message", &body));
+            }
         }
     }
 }
 
-/// Splits an SSE body into the data of its events.
+/// One SSE event.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct SseEvent {
+    /// Its `id`, if it had one.
+    id: Option<String>,
+    /// Its `event` type, if it had one.
+    kind: Option<String>,
+    /// Its data, if it had any.
+    data: Option<Vec<u8>>,
+}
+
+/// Splits an SSE body into its events: those with data, and those with only
+/// an `id` or a type (which browsers do not dispatch, but our server's
+/// take-over notice is one).
 struct SseParser {
     line: Vec<u8>,
-    data: Vec<u8>,
-    has_data: bool,
+    event: SseEvent,
     max: usize,
     /// The last byte was a `\r`, so a `\n` right after it ends nothing more.
     after_cr: bool,
@@ -416,15 +655,14 @@ impl SseParser {
     fn new(max: usize) -> Self {
         SseParser {
             line: Vec::new(),
-            data: Vec::new(),
-            has_data: false,
+            event: SseEvent::default(),
             max,
             after_cr: false,
         }
     }
 
     /// Feeds bytes; returns the events they completed.
-    fn push(&mut self, bytes: &[u8]) -> io::Result<Vec<Vec<u8>>> {
+    fn push(&mut self, bytes: &[u8]) -> io::Result<Vec<SseEvent>> {
         let mut events = Vec::new();
         for &byte in bytes {
             if byte == b'\n' && self.after_cr {
@@ -439,7 +677,8 @@ impl SseParser {
                 }
                 continue;
             }
-            if self.line.len() + self.data.len() > self.max + 16 {
+            let held = self.event.data.as_ref().map_or(0, Vec::len);
+            if self.line.len() + held > self.max + 16 {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
                     format!("an event of the server is over {} bytes", self.max),
@@ -450,39 +689,48 @@ impl SseParser {
         Ok(events)
     }
 
-    fn end_line(&mut self, line: &[u8]) -> Option<Vec<u8>> {
+    fn end_line(&mut self, line: &[u8]) -> Option<SseEvent> {
         let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
         if line.is_empty() {
-            if !self.has_data {
-                return None;
-            }
-            self.has_data = false;
-            return Some(std::mem::take(&mut self.data));
+            let event = std::mem::take(&mut self.event);
+            return (event != SseEvent::default()).then_some(event);
         }
         let (field, value) = match line.iter().position(|&b| b == b':') {
             Some(at) => (&line[..at], &line[at + 1..]),
             None => (line, &[][..]),
         };
-        if field != b"data" {
-            return None;
-        }
         let value = value.strip_prefix(b" ").unwrap_or(value);
-        if self.has_data {
-            self.data.push(b'\n');
+        let text = || String::from_utf8_lossy(value).into_owned();
+        match field {
+            b"data" => match &mut self.event.data {
+                Some(data) => {
+                    data.push(b'\n');
+                    data.extend_from_slice(value);
+                }
+                None => self.event.data = Some(value.to_vec()),
+            },
+            b"id" => self.event.id = Some(text()),
+            b"event" => self.event.kind = Some(text()),
+            _ => {}
         }
-        self.data.extend_from_slice(value);
-        self.has_data = true;
         None
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::SseParser;
+    use super::{SseEvent, SseParser};
+
+    fn data(text: &[u8]) -> SseEvent {
+        SseEvent {
+            data: Some(text.to_vec()),
+            ..SseEvent::default()
+        }
+    }
 
     #[test]
     fn sse_events_split_anywhere_with_any_line_ending() {
-        let text = b": keep-alive\n\ndata: {\"a\":1}\n\ndata:{\"b\":2}\r\n\r\nevent: x\rdata: one\rdata: two\r\r";
+        let text = b": keep-alive\n\ndata: {\"a\":1}\n\ndata:{\"b\":2}\r\n\r\nevent: x\rdata: one\rdata: two\r\rid: 7\ndata:\ndata\n\nevent: acp-taken-over\n\n";
         for split in 0..text.len() {
             let mut parser = SseParser::new(1024);
             let mut events = parser.push(&text[..split]).unwrap();
@@ -490,9 +738,20 @@ mod tests {
             assert_eq!(
                 events,
                 vec![
-                    b"{\"a\":1}".to_vec(),
-                    b"{\"b\":2}".to_vec(),
-                    b"one\ntwo".to_vec()
+                    data(b"{\"a\":1}"),
+                    data(b"{\"b\":2}"),
+                    SseEvent {
+                        kind: Some("x".into()),
+                        ..data(b"one\ntwo")
+                    },
+                    SseEvent {
+                        id: Some("7".into()),
+                        ..data(b"\n")
+                    },
+                    SseEvent {
+                        kind: Some("acp-taken-over".into()),
+                        ..SseEvent::default()
+                    },
                 ],
                 "split at {split}"
             );

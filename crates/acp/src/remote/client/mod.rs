@@ -6,6 +6,14 @@
 //! connection, closes it, or cannot be reached any more, the engine reads an
 //! I/O error saying so (and the connection's pending requests fail with
 //! it).
+//!
+//! With [`ClientOptions::reconnect`], a connection that breaks is resumed
+//! instead, when the server keeps connections (it says so at connect): the
+//! task reconnects with backoff, the server sends again what was lost, the
+//! task sends again what the server did not get, and the engine sees one
+//! unbroken stream, each message once and in order. Meanwhile what the
+//! engine writes waits (its pipe holds 256 KiB). When resuming fails for
+//! good, the engine reads an I/O error carrying a [`LinkLost`] that says why.
 
 use crate::codec::LineReader;
 use crate::transport::Transport;
@@ -13,13 +21,22 @@ use bytes::Bytes;
 use rustls_pki_types::CertificateDer;
 use std::fmt;
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
+mod operators;
+mod reconnect;
 #[cfg(feature = "websocket")]
 mod ws;
+
+#[cfg(feature = "http")]
+pub use operators::{ConnectionSummary, Watch, list_connections, watch};
+use reconnect::Outage;
+pub use reconnect::{LinkEvent, LinkEventHandler, LinkLost, Reconnect};
 
 /// How many messages may wait for the engine before the server is read no
 /// further.
@@ -42,6 +59,12 @@ pub struct ClientOptions {
     pub max_message_size: usize,
     /// How long connecting (TCP, TLS and the upgrade) may take.
     pub connect_timeout: Duration,
+    /// Resume a broken connection, and how (default: no; see the module
+    /// docs).
+    pub reconnect: Option<Reconnect>,
+    /// Told what happens to the link while reconnecting (called on the
+    /// transport's task: it must be quick).
+    pub on_event: Option<LinkEventHandler>,
 }
 
 impl Default for ClientOptions {
@@ -51,6 +74,8 @@ impl Default for ClientOptions {
             root_certificates: Vec::new(),
             max_message_size: super::DEFAULT_MAX_MESSAGE_SIZE,
             connect_timeout: Duration::from_secs(30),
+            reconnect: None,
+            on_event: None,
         }
     }
 }
@@ -64,6 +89,8 @@ impl fmt::Debug for ClientOptions {
             .field("root_certificates", &self.root_certificates.len())
             .field("max_message_size", &self.max_message_size)
             .field("connect_timeout", &self.connect_timeout)
+            .field("reconnect", &self.reconnect)
+            .field("on_event", &self.on_event.is_some())
             .finish()
     }
 }
@@ -97,6 +124,31 @@ impl ClientOptions {
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
+    }
+    /// Resumes a broken connection with `policy` (see the module docs).
+    #[must_use]
+    pub fn reconnect(mut self, policy: Reconnect) -> Self {
+        self.reconnect = Some(policy);
+        self
+    }
+    /// Calls `on_event` with what happens to the link while reconnecting
+    /// ("reconnecting", "resumed", "gave up: why"), on the transport's task.
+    #[must_use]
+    pub fn on_event(mut self, on_event: impl Fn(&LinkEvent) + Send + Sync + 'static) -> Self {
+        self.on_event = Some(Arc::new(on_event));
+        self
+    }
+
+    /// The backoff of a connection whose server keeps it `keep` (from its
+    /// `Acp-Resumable`), when this client reconnects.
+    fn outage(&self, keep: Option<Duration>) -> Option<Outage> {
+        let policy = self.reconnect.clone()?;
+        let on_event = self.on_event.clone();
+        Some(Outage::new(
+            policy,
+            on_event,
+            keep.unwrap_or(Duration::ZERO),
+        ))
     }
 
     fn header_map(&self) -> io::Result<::http::HeaderMap> {
@@ -221,6 +273,40 @@ pub(super) fn authority(uri: &::http::Uri, secure: bool) -> io::Result<(String, 
         .to_owned();
     let port = uri.port_u16().unwrap_or(if secure { 443 } else { 80 });
     Ok((host, port))
+}
+
+/// The keep time a server's `Acp-Resumable` header gives, if it resumes
+/// connections.
+pub(super) fn keep_time(headers: &::http::HeaderMap) -> Option<Duration> {
+    headers
+        .get(crate::remote::HEADER_RESUMABLE)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|s| *s > 0)
+        .map(Duration::from_secs)
+}
+
+/// Why a resume was refused, from the server's answer: `None` when it is
+/// worth trying again (the server is restarting, a proxy has no backend).
+pub(super) fn resume_refused(status: ::http::StatusCode, body: &str) -> Option<LinkLost> {
+    let detail = body.trim().chars().take(200).collect::<String>();
+    match status.as_u16() {
+        404 => Some(LinkLost::Gone { reason: None }),
+        410 => Some(LinkLost::Gone {
+            reason: Some(
+                detail
+                    .strip_prefix("the connection was closed: ")
+                    .unwrap_or(&detail)
+                    .to_owned(),
+            ),
+        }),
+        409 => Some(LinkLost::Gap { detail }),
+        408 | 425 | 429 | 500..=599 => None,
+        status => Some(LinkLost::Refused { status, detail }),
+    }
 }
 
 /// The error for an HTTP status the server refused with.

@@ -10,12 +10,22 @@
 //! to the connection's stream. An SSE body takes messages from its mailbox
 //! as the client reads them, so what waits is counted, and bounded by
 //! `max_buffered_bytes`.
+//!
+//! Each mailbox numbers its messages ([`Outbox`]); when connections are kept
+//! for a resume, each SSE event carries its number as `id`, what was sent
+//! is kept (up to `max_replay_bytes`, oldest first out), and a GET with
+//! `Last-Event-ID` takes the stream over from whoever reads it and goes on
+//! after that event. A client is away while it has no stream open.
 
-use super::link::line_for_agent;
-use super::{Body, ConnectionInfo, Inner, Profile, Slot, empty, json, text};
+use super::conn::{Core, Entry, Lookup, lock};
+use super::outbox::Outbox;
+use super::{Body, Inner, Profile, empty, json, text};
 use crate::codec::{Frame, LineReader};
 use crate::remote::message::{Inspected, Kind, error_line, inspect, is_session_scoped};
-use crate::remote::{HEADER_CONNECTION_ID, HEADER_SESSION_ID};
+use crate::remote::{
+    HEADER_CONNECTION_ID, HEADER_LAST_EVENT_ID, HEADER_RESENT, HEADER_RESUMABLE, HEADER_SESSION_ID,
+    SSE_EVENT_TAKEN_OVER,
+};
 use crate::transport::BoxedReader;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited, StreamBody};
@@ -23,14 +33,14 @@ use hyper::body::{Frame as BodyFrame, Incoming};
 use hyper::{Request, Response, StatusCode};
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::{Notify, mpsc};
-use tokio_util::sync::CancellationToken;
+use tokio::sync::Notify;
 use tracing::{info, warn};
 
-/// How often an open SSE stream with nothing to say sends a comment.
+/// How often, at most, an open SSE stream with nothing to say sends a
+/// comment (more often with an idle timeout under 45 s: three per period).
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// Where a message from the agent goes.
@@ -43,9 +53,11 @@ enum Route {
 /// Messages waiting for one stream's reader.
 #[derive(Default)]
 struct Mailbox {
-    queue: VecDeque<Bytes>,
+    outbox: Outbox,
     /// A GET is reading it.
     leased: bool,
+    /// Which GET: a resume makes a new one, and the old one ends.
+    generation: u64,
     wake: Arc<Notify>,
 }
 
@@ -55,6 +67,10 @@ struct State {
     sessions: HashMap<String, Mailbox>,
     /// Bytes waiting in every mailbox.
     buffered: usize,
+    /// Bytes sent and kept for a resume, in every mailbox.
+    retained: usize,
+    /// The order messages were sent in, to forget the oldest kept first.
+    retained_order: VecDeque<(Route, u64)>,
     /// The client's requests: where each response goes.
     pending: HashMap<String, Route>,
     /// The agent's requests: the session the client must answer in.
@@ -76,30 +92,44 @@ impl State {
 
     /// Session mailboxes that hold output nobody reads yet.
     fn unread_sessions(&self) -> usize {
-        self.sessions.values().filter(|m| !m.leased).count()
+        self.sessions
+            .values()
+            .filter(|m| !m.leased && !m.outbox.is_drained())
+            .count()
+    }
+
+    /// Forgets the oldest messages kept for a resume while more than `max`
+    /// bytes are kept.
+    fn trim(&mut self, max: usize) {
+        while self.retained > max {
+            let Some((route, seq)) = self.retained_order.pop_front() else {
+                break;
+            };
+            let mailbox = match &route {
+                Route::Connection => Some(&mut self.connection),
+                Route::Session(id) => self.sessions.get_mut(id),
+            };
+            // A stale entry (its message was sent again, or its stream is
+            // gone) names nothing older than what the mailbox keeps.
+            if let Some(mailbox) = mailbox
+                && mailbox
+                    .outbox
+                    .oldest_sent()
+                    .is_some_and(|oldest| oldest <= seq)
+                && let Some((_, len)) = mailbox.outbox.drop_oldest_sent()
+            {
+                self.retained -= len;
+            }
+        }
     }
 }
 
 /// One Streamable HTTP connection.
 pub(crate) struct HttpConnection {
-    info: ConnectionInfo,
-    inner: Arc<Inner>,
+    pub core: Arc<Core>,
     state: Mutex<State>,
-    /// The agent's input; taken out at the close.
-    to_agent: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
-    /// The agent and the connection's slot; dropped at the close.
-    keep: Mutex<Option<(super::link::Keep, Slot)>>,
     /// Woken when output is taken (or the connection closes).
     progress: Notify,
-    closed: CancellationToken,
-    reason: OnceLock<String>,
-    started: Instant,
-    received: AtomicU64,
-    sent: AtomicU64,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn header<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
@@ -107,56 +137,44 @@ fn header<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
 }
 
 impl HttpConnection {
-    /// Closes the connection for `reason` (the first reason wins): its
-    /// streams end, the agent's input closes and the agent goes.
-    pub(crate) fn close(&self, reason: &str) {
-        if self.reason.set(reason.to_owned()).is_err() {
+    /// Closes the connection for `reason` (see [`Core::close`]): its streams
+    /// end, the agent's input closes and the agent goes.
+    pub(crate) fn close(&self, reason: &str, remember: bool) {
+        if !self.core.close(reason, remember) {
             return;
         }
-        self.closed.cancel();
-        lock(&self.inner.http).remove(&self.info.id);
-        lock(&self.to_agent).take();
         {
             let mut state = lock(&self.state);
             state.finished = true;
-            state.connection.wake.notify_one();
+            state.connection.wake.notify_waiters();
             for mailbox in state.sessions.values() {
-                mailbox.wake.notify_one();
+                mailbox.wake.notify_waiters();
             }
         }
         self.progress.notify_waiters();
-        let keep = lock(&self.keep).take();
-        drop(keep);
-        info!(
-            target: "acp::remote",
-            id = %self.info.id,
-            peer = %self.info.peer,
-            profile = "http",
-            reason,
-            duration_ms = self.started.elapsed().as_millis() as u64,
-            messages_in = self.received.load(Ordering::Relaxed),
-            messages_out = self.sent.load(Ordering::Relaxed),
-            "connection closed"
-        );
+    }
+
+    /// Whether a client reads a stream of the connection.
+    pub(crate) fn attached(&self) -> bool {
+        lock(&self.state).readers > 0
+    }
+
+    /// Bytes waiting for the client, and kept for a resume.
+    pub(crate) fn buffered(&self) -> usize {
+        let state = lock(&self.state);
+        state.buffered + state.retained
     }
 
     fn touch(&self) {
         lock(&self.state).last_activity = Some(Instant::now());
     }
 
-    /// Sends one message to the agent.
-    async fn forward(&self, message: &[u8]) -> bool {
-        let sender = lock(&self.to_agent).clone();
-        let Some(sender) = sender else { return false };
-        self.received.fetch_add(1, Ordering::Relaxed);
-        sender.send(line_for_agent(message)).await.is_ok()
-    }
-
     /// Waits while the client has `max_buffered_bytes` of output to read;
     /// false (after closing the connection) if it took none for
-    /// `max_output_stall`.
+    /// `max_output_stall`, or the client is away and the connection kept for
+    /// a resume.
     async fn wait_for_room(&self) -> bool {
-        let options = &self.inner.options;
+        let options = &self.core.inner.options;
         loop {
             let notified = self.progress.notified();
             tokio::pin!(notified);
@@ -164,18 +182,37 @@ impl HttpConnection {
             {
                 let state = lock(&self.state);
                 if state.buffered < options.max_buffered_bytes || state.finished {
-                    return !self.closed.is_cancelled();
+                    return !self.core.closed.is_cancelled();
+                }
+                if state.readers == 0 && options.resumable() {
+                    drop(state);
+                    self.close(
+                        &format!(
+                            "the client was away while the agent's output passed max_buffered_bytes ({} bytes)",
+                            options.max_buffered_bytes
+                        ),
+                        true,
+                    );
+                    return false;
                 }
             }
             if tokio::time::timeout(options.max_output_stall, notified)
                 .await
                 .is_err()
             {
-                self.close(&format!(
-                    "output stalled: the client read none of its {} bytes of output for {} s",
-                    lock(&self.state).buffered,
-                    options.max_output_stall.as_secs()
-                ));
+                let buffered = lock(&self.state).buffered;
+                if lock(&self.state).readers == 0 && options.resumable() {
+                    // The client went meanwhile: the check above decides.
+                    continue;
+                }
+                self.close(
+                    &format!(
+                        "output stalled: the client read none of its {} bytes of output for {} s",
+                        buffered,
+                        options.max_output_stall.as_secs()
+                    ),
+                    true,
+                );
                 return false;
             }
         }
@@ -202,19 +239,22 @@ impl HttpConnection {
             }
             None => Route::Connection,
         };
+        let max_streams = self.core.inner.options.max_buffered_session_streams;
         if let Route::Session(id) = &route
-            && !state.sessions.contains_key(id)
-            && state.unread_sessions() >= self.inner.options.max_buffered_session_streams
+            && !state
+                .sessions
+                .get(id)
+                .is_some_and(|m| m.leased || !m.outbox.is_drained())
+            && state.unread_sessions() >= max_streams
         {
             return Err(format!(
-                "more than {} session streams hold output nobody reads (max_buffered_session_streams)",
-                self.inner.options.max_buffered_session_streams
+                "more than {max_streams} session streams hold output nobody reads (max_buffered_session_streams)"
             ));
         }
         state.buffered += line.len();
         let mailbox = state.mailbox(&route);
-        mailbox.queue.push_back(Bytes::copy_from_slice(line));
-        mailbox.wake.notify_one();
+        mailbox.outbox.push(Bytes::copy_from_slice(line));
+        mailbox.wake.notify_waiters();
         Ok(())
     }
 
@@ -226,31 +266,30 @@ impl HttpConnection {
             }
             let frame = tokio::select! {
                 frame = from_agent.next_frame() => frame,
-                () = self.closed.cancelled() => return,
+                () = self.core.closed.cancelled() => return,
             };
             match frame {
                 Ok(Some(Frame::Message(line))) => {
                     let seen = inspect(line);
-                    self.sent.fetch_add(1, Ordering::Relaxed);
+                    self.core.note_agent(line, seen.as_ref());
                     if let Err(why) = self.route(line, seen.as_ref()) {
-                        self.close(&why);
+                        self.close(&why, true);
                         return;
                     }
                 }
                 Ok(Some(Frame::TooLong { size, .. })) => {
-                    warn!(target: "acp::remote", id = %self.info.id, size, "the agent wrote a message over the size limit; dropped");
+                    warn!(target: "acp::remote", id = %self.core.info.id, size, "the agent wrote a message over the size limit; dropped");
                 }
                 Ok(None) | Err(_) => {
                     // Let the streams drain what is there, then end.
                     {
                         let mut state = lock(&self.state);
                         state.finished = true;
-                        state.connection.wake.notify_one();
+                        state.connection.wake.notify_waiters();
                         for mailbox in state.sessions.values() {
-                            mailbox.wake.notify_one();
+                            mailbox.wake.notify_waiters();
                         }
                     }
-                    lock(&self.inner.http).remove(&self.info.id);
                     self.drain_then_close().await;
                     return;
                 }
@@ -259,31 +298,53 @@ impl HttpConnection {
     }
 
     /// After the agent's output ended: closes once the streams took all of
-    /// it, or after the stall limit.
+    /// it, or after the stall limit (the keep time, when the client is
+    /// away and the connection kept for a resume).
     async fn drain_then_close(&self) {
-        let deadline = tokio::time::Instant::now() + self.inner.options.max_output_stall;
+        let options = &self.core.inner.options;
+        let patience = if options.resumable() {
+            options.max_output_stall.max(options.keep_sessions)
+        } else {
+            options.max_output_stall
+        };
+        let deadline = tokio::time::Instant::now() + patience;
         loop {
             let notified = self.progress.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if lock(&self.state).buffered == 0 {
+            if lock(&self.state).buffered == 0 || self.core.closed.is_cancelled() {
                 break;
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
                 break;
             }
         }
-        self.close("the agent exited");
+        self.close("the agent exited", true);
     }
 
     /// Closes the connection once it has had no stream open and no POST for
-    /// the idle timeout.
+    /// the idle timeout, or, when connections are kept for a resume, for the
+    /// keep time (a client with no stream open is away).
     async fn watch_idle(self: Arc<Self>) {
-        let idle = self.inner.options.idle_timeout;
+        let options = &self.core.inner.options;
+        let (idle, why) = if options.resumable() {
+            (
+                options.keep_sessions,
+                format!(
+                    "no client resumed the connection within {} s",
+                    options.keep_sessions.as_secs_f64()
+                ),
+            )
+        } else {
+            (
+                options.idle_timeout,
+                format!("idle for {} s", options.idle_timeout.as_secs_f64()),
+            )
+        };
         loop {
             let wake_at = {
                 let state = lock(&self.state);
-                let last = state.last_activity.unwrap_or(self.started);
+                let last = state.last_activity.unwrap_or(self.core.started);
                 if state.readers == 0 && last.elapsed() >= idle {
                     None
                 } else {
@@ -291,7 +352,7 @@ impl HttpConnection {
                 }
             };
             let Some(wake_at) = wake_at else {
-                self.close(&format!("idle for {} s", idle.as_secs()));
+                self.close(&why, true);
                 return;
             };
             let wake_at = tokio::time::Instant::from_std(
@@ -299,7 +360,7 @@ impl HttpConnection {
             );
             tokio::select! {
                 () = tokio::time::sleep_until(wake_at) => {}
-                () = self.closed.cancelled() => return,
+                () = self.core.closed.cancelled() => return,
             }
         }
     }
@@ -315,10 +376,14 @@ fn connection_of(
             "Missing Acp-Connection-Id",
         )));
     };
-    lock(&inner.http)
-        .get(id)
-        .cloned()
-        .ok_or_else(|| Box::new(text(StatusCode::NOT_FOUND, "Unknown Acp-Connection-Id")))
+    match lock(&inner.connections).lookup(id) {
+        Lookup::Live(Entry::Http(connection)) => Ok(connection),
+        Lookup::Closed(reason) => Err(Box::new(super::ws::gone(&reason))),
+        Lookup::Live(Entry::Ws(_)) | Lookup::Unknown => Err(Box::new(text(
+            StatusCode::NOT_FOUND,
+            "Unknown Acp-Connection-Id",
+        ))),
+    }
 }
 
 fn is_json(request: &Request<Incoming>) -> bool {
@@ -338,6 +403,7 @@ pub(super) async fn post(
     }
     let connection_id = header(&request, HEADER_CONNECTION_ID).map(str::to_owned);
     let session_header = header(&request, HEADER_SESSION_ID).map(str::to_owned);
+    let resent = header(&request, HEADER_RESENT) == Some("1");
     let connection = match &connection_id {
         Some(_) => match connection_of(&inner, &request) {
             Ok(connection) => Some(connection),
@@ -373,9 +439,10 @@ pub(super) async fn post(
     if serde_json::from_slice::<&serde_json::value::RawValue>(&body).is_err() {
         return text(StatusCode::BAD_REQUEST, "Invalid JSON");
     }
-    let Some(seen) = inspect(&body) else {
+    let Some(mut seen) = inspect(&body) else {
         return text(StatusCode::BAD_REQUEST, "Invalid JSON-RPC message");
     };
+    seen.resent = resent;
     let is_initialize = seen.kind == Kind::Request && seen.method.as_deref() == Some("initialize");
     let Some(connection) = connection else {
         if is_initialize {
@@ -405,9 +472,6 @@ pub(super) async fn post(
                     Some(_) => {}
                 }
             }
-            if let Some(id) = &seen.id {
-                lock(&connection.state).answers.remove(id);
-            }
         }
         Kind::Request | Kind::Notification => {
             let method = seen.method.as_deref().unwrap_or("");
@@ -420,23 +484,38 @@ pub(super) async fn post(
             {
                 return text(StatusCode::BAD_REQUEST, "Mismatched Acp-Session-Id");
             }
-            if seen.kind == Kind::Request {
-                // A request makes the agent answer: wait until the client
-                // has read enough to make room.
-                if !connection.wait_for_room().await {
-                    return text(StatusCode::NOT_FOUND, "Unknown Acp-Connection-Id");
-                }
-                let route = match (&session_header, method) {
-                    (_, "session/load") | (None, _) => Route::Connection,
-                    (Some(session), _) => Route::Session(session.clone()),
-                };
-                if let Some(id) = &seen.id {
-                    lock(&connection.state).pending.insert(id.clone(), route);
-                }
-            }
         }
     }
-    if !connection.forward(&body).await {
+    // A copy of what the agent has (sent again after a broken connection)
+    // is taken, and dropped.
+    if !lock(&connection.core.dedup).pass_client(Some(&seen)) {
+        info!(target: "acp::remote", id = %connection.core.info.id, message_id = seen.id.as_deref().unwrap_or(""), "dropped a copy the client sent again");
+        return empty(StatusCode::ACCEPTED);
+    }
+    match seen.kind {
+        Kind::Response => {
+            if let Some(id) = &seen.id {
+                lock(&connection.state).answers.remove(id);
+            }
+        }
+        Kind::Request => {
+            // A request makes the agent answer: wait until the client has
+            // read enough to make room.
+            if !connection.wait_for_room().await {
+                return text(StatusCode::NOT_FOUND, "Unknown Acp-Connection-Id");
+            }
+            let method = seen.method.as_deref().unwrap_or("");
+            let route = match (&session_header, method) {
+                (_, "session/load") | (None, _) => Route::Connection,
+                (Some(session), _) => Route::Session(session.clone()),
+            };
+            if let Some(id) = &seen.id {
+                lock(&connection.state).pending.insert(id.clone(), route);
+            }
+        }
+        Kind::Notification => {}
+    }
+    if !connection.core.forward(&body).await {
         return text(StatusCode::NOT_FOUND, "Unknown Acp-Connection-Id");
     }
     empty(StatusCode::ACCEPTED)
@@ -460,24 +539,24 @@ async fn initialize(
         Ok(opened) => opened,
         Err(refusal) => return *refusal,
     };
-    let (to_agent, mut from_agent, keep) = upstream.start(inner.options.max_message_size);
+    let (to_agent, mut from_agent, keep, label) = upstream.start(inner.options.max_message_size);
     let connection = Arc::new(HttpConnection {
-        info,
-        inner: Arc::clone(&inner),
+        core: Arc::new(Core::new(
+            Arc::clone(&inner),
+            info,
+            label,
+            to_agent,
+            keep,
+            slot,
+        )),
         state: Mutex::new(State::default()),
-        to_agent: Mutex::new(Some(to_agent)),
-        keep: Mutex::new(Some((keep, slot))),
         progress: Notify::new(),
-        closed: CancellationToken::new(),
-        reason: OnceLock::new(),
-        started: Instant::now(),
-        received: AtomicU64::new(0),
-        sent: AtomicU64::new(0),
     });
-    let id = connection.info.id.clone();
+    let core = &connection.core;
+    let id = core.info.id.clone();
     info!(target: "acp::remote", %id, %peer, profile = "http", "connection opened");
-    if !connection.forward(&body).await {
-        connection.close("the agent did not take initialize");
+    if !core.forward(&body).await {
+        connection.close("the agent did not take initialize", true);
         return text(StatusCode::INTERNAL_SERVER_ERROR, "the agent exited");
     }
     // The answer: the agent's response to this id. Anything the agent says
@@ -487,13 +566,13 @@ async fn initialize(
             match from_agent.next_frame().await {
                 Ok(Some(Frame::Message(line))) => {
                     let seen = inspect(line);
+                    core.note_agent(line, seen.as_ref());
                     if let Some(s) = &seen
                         && s.kind == Kind::Response
                         && s.id.as_deref() == Some(request_id.as_str())
                     {
                         return Some(Bytes::copy_from_slice(line));
                     }
-                    connection.sent.fetch_add(1, Ordering::Relaxed);
                     let _ = connection.route(line, seen.as_ref());
                 }
                 Ok(Some(Frame::TooLong { .. })) => {}
@@ -505,22 +584,29 @@ async fn initialize(
     let answer = match answer {
         Ok(Some(answer)) => answer,
         Ok(None) => {
-            connection.close("the agent exited before answering initialize");
+            connection.close("the agent exited before answering initialize", true);
             return initialize_failed(&request_id, "the agent exited before answering initialize");
         }
         Err(_) => {
-            connection.close("the agent did not answer initialize");
+            connection.close("the agent did not answer initialize", true);
             return initialize_failed(&request_id, "the agent did not answer initialize in time");
         }
     };
-    connection.sent.fetch_add(1, Ordering::Relaxed);
+    core.sent.fetch_add(1, Ordering::Relaxed);
     connection.touch();
-    lock(&inner.http).insert(id.clone(), Arc::clone(&connection));
+    lock(&inner.connections).insert(Entry::Http(Arc::clone(&connection)));
     tokio::spawn(Arc::clone(&connection).run_router(from_agent));
     tokio::spawn(Arc::clone(&connection).watch_idle());
     let mut response = json(StatusCode::OK, answer);
+    let headers = response.headers_mut();
     if let Ok(value) = ::http::HeaderValue::from_str(&id) {
-        response.headers_mut().insert(HEADER_CONNECTION_ID, value);
+        headers.insert(HEADER_CONNECTION_ID, value);
+    }
+    if inner.options.resumable() {
+        headers.insert(
+            HEADER_RESUMABLE,
+            ::http::HeaderValue::from(inner.options.keep_sessions.as_secs().max(1)),
+        );
     }
     response
 }
@@ -543,7 +629,7 @@ fn initialize_failed(id: &str, why: &str) -> Response<Body> {
 pub(super) fn delete(inner: Arc<Inner>, request: Request<Incoming>) -> Response<Body> {
     match connection_of(&inner, &request) {
         Ok(connection) => {
-            connection.close("deleted by the client");
+            connection.close("deleted by the client", false);
             empty(StatusCode::ACCEPTED)
         }
         Err(refusal) => *refusal,
@@ -563,30 +649,82 @@ pub(super) fn get(inner: Arc<Inner>, request: Request<Incoming>) -> Response<Bod
     };
     let route = header(&request, HEADER_SESSION_ID)
         .map_or(Route::Connection, |s| Route::Session(s.to_owned()));
-    let wake = {
-        let mut state = lock(&connection.state);
-        if state.finished {
-            return text(StatusCode::NOT_FOUND, "Unknown Acp-Connection-Id");
+    let options = &inner.options;
+    // A resume: the number of the last event the client has (without
+    // resumption, the header means nothing here).
+    let last = match header(&request, HEADER_LAST_EVENT_ID) {
+        Some(value) if options.resumable() => match value.trim().parse::<u64>() {
+            Ok(last) => Some(last),
+            Err(_) => {
+                return text(
+                    StatusCode::BAD_REQUEST,
+                    "Last-Event-ID must be the id of an event of this stream",
+                );
+            }
+        },
+        _ => None,
+    };
+    let (wake, generation) = {
+        let mut guard = lock(&connection.state);
+        let mut taken_over = false;
+        let state = &mut *guard;
+        if let Some(reason) = connection.core.reason() {
+            return super::ws::gone(reason);
         }
         let mailbox = state.mailbox(&route);
-        if mailbox.leased {
-            return text(
-                StatusCode::CONFLICT,
-                "Outbound stream already has an active receiver",
-            );
+        match last {
+            Some(last) => {
+                if let Err(gap) = mailbox.outbox.can_resume(last) {
+                    return text(StatusCode::CONFLICT, &gap.to_string());
+                }
+                // Whoever reads the stream now stops: this GET goes on.
+                mailbox.generation += 1;
+                mailbox.wake.notify_waiters();
+                let (unsent, sent) = (mailbox.outbox.unsent_bytes(), mailbox.outbox.sent_bytes());
+                let again = mailbox.outbox.rewind(last).unwrap_or_default();
+                let (unsent_now, sent_now) =
+                    (mailbox.outbox.unsent_bytes(), mailbox.outbox.sent_bytes());
+                taken_over = mailbox.leased;
+                state.buffered = state.buffered + unsent_now - unsent;
+                state.retained = state.retained + sent_now - sent;
+                info!(
+                    target: "acp::remote",
+                    id = %connection.core.info.id,
+                    stream = ?route,
+                    after = last,
+                    resent = again,
+                    taken_over,
+                    "event stream resumed"
+                );
+            }
+            None if mailbox.leased => {
+                return text(
+                    StatusCode::CONFLICT,
+                    "Outbound stream already has an active receiver",
+                );
+            }
+            None => {}
         }
+        let mailbox = state.mailbox(&route);
         mailbox.leased = true;
         let wake = Arc::clone(&mailbox.wake);
-        state.readers += 1;
+        let generation = mailbox.generation;
+        // A GET that takes over counts in the place of the one it ends.
+        if !taken_over {
+            state.readers += 1;
+        }
         state.last_activity = Some(Instant::now());
-        wake
+        (wake, generation)
     };
+    tracing::debug!(target: "acp::remote", id = %connection.core.info.id, stream = ?route, "event stream opened");
     let lease = Lease {
         connection,
         route,
         wake,
+        generation,
+        ended: false,
     };
-    let stream = futures::stream::unfold(lease, |lease| async move {
+    let stream = futures::stream::unfold(lease, |mut lease| async move {
         let data = lease.next().await?;
         Some((
             Ok::<_, std::convert::Infallible>(BodyFrame::data(data)),
@@ -611,22 +749,54 @@ struct Lease {
     connection: Arc<HttpConnection>,
     route: Route,
     wake: Arc<Notify>,
+    /// The mailbox's generation this GET reads; another means a resume
+    /// took the stream over.
+    generation: u64,
+    ended: bool,
 }
 
 impl Lease {
     /// The next SSE chunk: a message, or a keep-alive comment; `None` when
     /// the stream ends.
-    async fn next(&self) -> Option<Bytes> {
+    async fn next(&mut self) -> Option<Bytes> {
+        if self.ended {
+            return None;
+        }
         let connection = &self.connection;
+        let options = &connection.core.inner.options;
+        let retain = options.resumable();
+        let keep_alive = KEEP_ALIVE
+            .min(options.idle_timeout / 3)
+            .max(Duration::from_millis(10));
         loop {
+            // Registered before looking, so that no wake-up is missed.
+            let woken = self.wake.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
             {
-                let mut state = lock(&connection.state);
+                let mut guard = lock(&connection.state);
+                let state = &mut *guard;
                 let mailbox = state.mailbox(&self.route);
-                if let Some(message) = mailbox.queue.pop_front() {
+                if mailbox.generation != self.generation {
+                    // Taken over: say so to a client that knows the word,
+                    // then end.
+                    self.ended = true;
+                    return Some(Bytes::from(format!("event: {SSE_EVENT_TAKEN_OVER}\n\n")));
+                }
+                if let Some((seq, message)) = mailbox.outbox.take(retain) {
                     state.buffered -= message.len();
-                    drop(state);
+                    if retain {
+                        state.retained += message.len();
+                        state.retained_order.push_back((self.route.clone(), seq));
+                        state.trim(options.max_replay_bytes);
+                    }
+                    drop(guard);
                     connection.progress.notify_waiters();
-                    let mut event = Vec::with_capacity(message.len() + 8);
+                    connection.core.sent.fetch_add(1, Ordering::Relaxed);
+                    let mut event = Vec::with_capacity(message.len() + 32);
+                    if retain {
+                        event.extend_from_slice(format!("id: {seq}\n").as_bytes());
+                    }
                     event.extend_from_slice(b"data: ");
                     event.extend_from_slice(&message);
                     event.extend_from_slice(b"\n\n");
@@ -637,9 +807,9 @@ impl Lease {
                 }
             }
             tokio::select! {
-                () = self.wake.notified() => {}
-                () = tokio::time::sleep(KEEP_ALIVE) => return Some(Bytes::from_static(b":\n\n")),
-                () = connection.closed.cancelled() => return None,
+                () = woken => {}
+                () = tokio::time::sleep(keep_alive) => return Some(Bytes::from_static(b":\n\n")),
+                () = connection.core.closed.cancelled() => return None,
             }
         }
     }
@@ -647,19 +817,32 @@ impl Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        let mut state = lock(&self.connection.state);
-        state.readers -= 1;
+        tracing::debug!(target: "acp::remote", id = %self.connection.core.info.id, stream = ?self.route, "event stream closed");
+        let mut guard = lock(&self.connection.state);
+        let state = &mut *guard;
         state.last_activity = Some(Instant::now());
-        match &self.route {
-            Route::Connection => state.connection.leased = false,
-            Route::Session(id) => {
-                let empty = state.sessions.get(id).is_some_and(|m| m.queue.is_empty());
-                if empty {
-                    state.sessions.remove(id);
-                } else if let Some(mailbox) = state.sessions.get_mut(id) {
-                    mailbox.leased = false;
-                }
-            }
+        let mailbox = match &self.route {
+            Route::Connection => Some(&mut state.connection),
+            Route::Session(id) => state.sessions.get_mut(id),
+        };
+        let Some(mailbox) = mailbox else { return };
+        if mailbox.generation != self.generation {
+            // The GET that took over owns the stream, and its reader count.
+            return;
+        }
+        state.readers -= 1;
+        let mailbox = match &self.route {
+            Route::Connection => &mut state.connection,
+            Route::Session(id) => match state.sessions.get_mut(id) {
+                Some(mailbox) => mailbox,
+                None => return,
+            },
+        };
+        mailbox.leased = false;
+        if let Route::Session(id) = &self.route
+            && mailbox.outbox.is_empty()
+        {
+            state.sessions.remove(id);
         }
     }
 }

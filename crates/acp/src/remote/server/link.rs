@@ -16,12 +16,14 @@ const TO_AGENT_QUEUE: usize = 64;
 pub struct Upstream {
     transport: Transport,
     owner: Option<Box<dyn Send>>,
+    label: String,
 }
 
 impl fmt::Debug for Upstream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Upstream")
             .field("owned", &self.owner.is_some())
+            .field("label", &self.label)
             .finish_non_exhaustive()
     }
 }
@@ -33,7 +35,16 @@ impl Upstream {
         Upstream {
             transport,
             owner: None,
+            label: String::new(),
         }
+    }
+
+    /// Names the agent for operators (`GET /connections`, watchers): its
+    /// command line, say.
+    #[must_use]
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
     }
 
     /// Keeps `owner` until the connection ends, then drops it (after the
@@ -44,11 +55,11 @@ impl Upstream {
         self
     }
 
-    /// Starts the writer task; the link's halves.
+    /// Starts the writer task; the link's halves, and the label.
     pub(crate) fn start(
         self,
         max_message_size: usize,
-    ) -> (mpsc::Sender<Vec<u8>>, LineReader<BoxedReader>, Keep) {
+    ) -> (mpsc::Sender<Vec<u8>>, LineReader<BoxedReader>, Keep, String) {
         let (reader, mut writer) = self.transport.into_parts();
         let (tx, mut rx) = mpsc::channel::<Vec<u8>>(TO_AGENT_QUEUE);
         let writing = tokio::spawn(async move {
@@ -72,7 +83,12 @@ impl Upstream {
             owner: self.owner,
             writing,
         };
-        (tx, LineReader::new(reader, max_message_size), keep)
+        (
+            tx,
+            LineReader::new(reader, max_message_size),
+            keep,
+            self.label,
+        )
     }
 }
 

@@ -6,26 +6,44 @@
 //! stdio (what `acp serve` does), or an in-process [`Agent`]
 //! ([`Server::for_agent`], [`serve_agent`]). Messages pass through as they
 //! came: the server looks at a message only to route it. When the connection
-//! ends (the client closes it or `DELETE`s it, it idles out, breaks a limit,
-//! or the server shuts down), the upstream is dropped: its input is closed
-//! and whatever owns it ([`Upstream::owned_by`], for example the agent's
-//! process) is dropped too.
+//! ends (the client closes it or `DELETE`s it, nobody resumes it within the
+//! keep time, it breaks a limit, or the server shuts down), the upstream is
+//! dropped: its input is closed and whatever owns it
+//! ([`Upstream::owned_by`], for example the agent's process) is dropped too.
+//!
+//! # Design
+//! Each connection has one owner of its state, whatever the profile
+//! (`conn::Core`: the agent's link, the close and its reason, counters, the
+//! filter of copies, the trace for watchers), and the server a registry of
+//! live connections and of the reasons of those closed lately. A profile
+//! adds how messages reach the client: WebSocket (`ws`) has one numbered
+//! outbox and the socket of the moment, which a resume replaces; Streamable
+//! HTTP (`http`) has a numbered outbox per stream (the connection's, one per
+//! session) and the SSE bodies reading them. The agent's output is read by
+//! one task per connection whether a client is there or not; it waits when
+//! the client is slow, and closes the connection when the client is away and
+//! the output passes the limit.
 //!
 //! # Requests
 //! - `GET /healthz`: `200` and `{"status":"ok","connections":N}`, without
 //!   credentials.
 //! - `/acp`: `POST`, `GET` (SSE, or the WebSocket upgrade) and `DELETE`, as
-//!   the [module docs](crate::remote) say. Anything else on `/acp` is `405`;
-//!   any other path `404`.
+//!   the [module docs](crate::remote) say, resumes included. Anything else
+//!   on `/acp` is `405`; any other path `404`.
+//! - `GET /connections` and `GET /connections/{id}/watch[?from=start]`, for
+//!   operators, with the same credentials as `/acp` (see the module docs of
+//!   [`crate::remote`]; the watch stream's format is in `watch`'s).
 //!
 //! # Security
-//! With a token ([`ServerOptions::token`]) every `/acp` request needs
-//! `Authorization: Bearer <token>`; the token is compared in constant time
-//! and a refusal is `401` with no detail. Without a token the server accepts
-//! only requests whose `Host` is a loopback name or address and that carry
-//! no foreign `Origin`, so a web page cannot reach a loopback server through
-//! the browser (DNS rebinding, cross-site WebSocket); whoever runs it makes
-//! sure it listens on loopback only (`acp serve` refuses otherwise).
+//! With a token ([`ServerOptions::token`]) every request but `/healthz`
+//! needs `Authorization: Bearer <token>`; the token is compared in constant
+//! time and a refusal is `401` with no detail. A resume needs it too. Without
+//! a token the server accepts only requests whose `Host` (and the authority
+//! of a request target in absolute form) is a loopback name or address and
+//! that carry no foreign `Origin`, so a web page cannot reach a loopback
+//! server through the browser (DNS rebinding, cross-site WebSocket); whoever
+//! runs it makes sure it listens on loopback only (`acp serve` refuses
+//! otherwise).
 //!
 //! # Limits
 //! Each is an option with the TypeScript SDK's default where it has one:
@@ -34,20 +52,33 @@
 //!   a longer line from the agent is dropped and logged.
 //! - [`max_buffered_bytes`](ServerOptions::max_buffered_bytes): output of the
 //!   agent waiting for the client (on SSE streams nobody reads yet, say);
-//!   past it the agent's output is read no further, so it waits.
+//!   past it the agent's output is read no further, so it waits, and when the
+//!   client is away the connection closes (and a resume is told why).
 //! - [`max_output_stall`](ServerOptions::max_output_stall): when the client
-//!   takes none of that output for this long, the connection closes (close
-//!   code `1008` over WebSocket).
+//!   takes none of that output for this long, its socket closes (close code
+//!   `1008`, or `4000` when the connection is kept for a resume) or, over
+//!   HTTP, the connection.
 //! - [`idle_timeout`](ServerOptions::idle_timeout): a WebSocket whose client
-//!   sent nothing, not even a pong, or an HTTP connection with no stream open
-//!   and no POST, for this long is closed. The server pings WebSocket clients
+//!   sent nothing, not even a pong, for this long is closed (the connection
+//!   is kept for a resume when it can be); an HTTP connection with no stream
+//!   open and no POST for this long is closed, unless connections are kept,
+//!   when the keep time counts instead. The server pings WebSocket clients
 //!   three times per period.
+//! - [`keep_sessions`](ServerOptions::keep_sessions): how long a connection
+//!   whose client went away waits for a resume.
+//! - [`max_replay_bytes`](ServerOptions::max_replay_bytes): output sent to
+//!   the client, kept to be sent again after a break.
+//! - [`watch_history_bytes`](ServerOptions::watch_history_bytes): recent
+//!   traffic kept for watchers; a connection has at most 16 watchers
+//!   (`429` past that).
 //! - [`max_connections`](ServerOptions::max_connections): further
-//!   connections are refused with `503`.
+//!   connections are refused with `503`; a connection waiting for a resume
+//!   keeps its place.
 //!
 //! Every connection is logged with `tracing` (target `acp::remote`): when it
-//! opens (its id, the peer's address, the profile) and when it closes (why,
-//! how long it lasted, messages each way).
+//! opens (its id, the peer's address, the profile), when its client goes and
+//! comes back, when a watcher attaches, and when it closes (why, how long it
+//! lasted, messages each way).
 
 use crate::agent::Agent;
 use crate::connection::AgentSideConnection;
@@ -69,8 +100,11 @@ use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
+mod conn;
 mod http;
 mod link;
+mod outbox;
+mod watch;
 mod ws;
 
 pub use link::Upstream;
@@ -105,6 +139,18 @@ pub struct ServerOptions {
     /// How many session streams may buffer output before a client opens
     /// them (default 1024, the SDK's `maxBufferedSessionStreams`).
     pub max_buffered_session_streams: usize,
+    /// How long a connection whose client went away without closing it is
+    /// kept, agent and all, for the client to resume it (default 5 minutes;
+    /// zero closes it at once, and turns resumption off). See the module
+    /// docs.
+    pub keep_sessions: Duration,
+    /// Output the client was sent, kept so that a resume can send again what
+    /// a broken connection lost, in bytes per connection (default 8 MiB; the
+    /// oldest goes first). Only with [`keep_sessions`](Self::keep_sessions).
+    pub max_replay_bytes: usize,
+    /// Recent traffic of each connection kept for watchers that start from
+    /// the beginning, in bytes (default 1 MiB).
+    pub watch_history_bytes: usize,
 }
 
 impl Default for ServerOptions {
@@ -118,9 +164,18 @@ impl Default for ServerOptions {
             max_output_stall: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(300),
             max_buffered_session_streams: 1024,
+            keep_sessions: DEFAULT_KEEP_SESSIONS,
+            max_replay_bytes: 8 * 1024 * 1024,
+            watch_history_bytes: 1024 * 1024,
         }
     }
 }
+
+/// The default of [`ServerOptions::keep_sessions`]: long enough for a
+/// laptop's network to come back or a proxy's connection to be made again,
+/// short enough that a client that is gone for good does not hold an agent
+/// long.
+pub const DEFAULT_KEEP_SESSIONS: Duration = Duration::from_secs(300);
 
 impl fmt::Debug for ServerOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -136,6 +191,9 @@ impl fmt::Debug for ServerOptions {
                 "max_buffered_session_streams",
                 &self.max_buffered_session_streams,
             )
+            .field("keep_sessions", &self.keep_sessions)
+            .field("max_replay_bytes", &self.max_replay_bytes)
+            .field("watch_history_bytes", &self.watch_history_bytes)
             .finish()
     }
 }
@@ -189,6 +247,29 @@ impl ServerOptions {
         self.max_buffered_session_streams = n.max(1);
         self
     }
+    /// Sets [`keep_sessions`](Self::keep_sessions).
+    #[must_use]
+    pub fn keep_sessions(mut self, keep: Duration) -> Self {
+        self.keep_sessions = keep;
+        self
+    }
+    /// Sets [`max_replay_bytes`](Self::max_replay_bytes).
+    #[must_use]
+    pub fn max_replay_bytes(mut self, bytes: usize) -> Self {
+        self.max_replay_bytes = bytes;
+        self
+    }
+    /// Sets [`watch_history_bytes`](Self::watch_history_bytes).
+    #[must_use]
+    pub fn watch_history_bytes(mut self, bytes: usize) -> Self {
+        self.watch_history_bytes = bytes;
+        self
+    }
+
+    /// Whether connections outlive their client and can be resumed.
+    pub(crate) fn resumable(&self) -> bool {
+        !self.keep_sessions.is_zero()
+    }
 }
 
 /// The profile a connection uses.
@@ -230,7 +311,8 @@ pub(crate) struct Inner {
     connector: Box<Connector>,
     /// Open connections of both profiles.
     active: AtomicUsize,
-    pub http: Mutex<std::collections::HashMap<String, Arc<http::HttpConnection>>>,
+    /// Connections by id, and the reasons of those closed lately.
+    pub connections: Mutex<conn::Registry>,
     pub shutdown: CancellationToken,
 }
 
@@ -321,7 +403,7 @@ impl Server {
                 options,
                 connector: Box::new(connector),
                 active: AtomicUsize::new(0),
-                http: Mutex::new(std::collections::HashMap::new()),
+                connections: Mutex::new(conn::Registry::default()),
                 shutdown: CancellationToken::new(),
             }),
         }
@@ -335,13 +417,20 @@ impl Server {
     ) -> Self {
         let make_agent = Arc::new(make_agent);
         let max_message_size = options.max_message_size;
+        let label = std::any::type_name::<A>()
+            .rsplit("::")
+            .next()
+            .unwrap_or_default()
+            .to_owned();
         Server::new(options, move |_info| {
             let (agent_end, server_end) = Transport::memory_pair();
             let make_agent = Arc::clone(&make_agent);
             let options = ConnectionOptions::default().max_message_size(max_message_size);
             let (conn, io) = AgentSideConnection::new(agent_end, options, move |c| make_agent(c));
             tokio::spawn(io);
-            Ok(Upstream::new(server_end).owned_by(CloseOnDrop(conn)))
+            Ok(Upstream::new(server_end)
+                .owned_by(CloseOnDrop(conn))
+                .label(label.clone()))
         })
     }
 
@@ -403,14 +492,7 @@ impl Server {
                 }
             });
         }
-        let connections: Vec<_> = self
-            .inner
-            .http
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .drain()
-            .map(|(_, c)| c)
-            .collect();
+        let connections = conn::lock(&self.inner.connections).drain();
         for connection in connections {
             connection.close("the server is shutting down");
         }
@@ -481,12 +563,16 @@ async fn handle(inner: Arc<Inner>, peer: SocketAddr, request: Request<Incoming>)
             _ => text(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed"),
         };
     }
-    if path != super::ENDPOINT_PATH {
+    let operators = path == CONNECTIONS_PATH || path.starts_with("/connections/");
+    if path != super::ENDPOINT_PATH && !operators {
         return text(StatusCode::NOT_FOUND, "Not Found");
     }
     if let Err(refusal) = admit(&inner.options, &request) {
         debug!(target: "acp::remote", %peer, "request refused: {}", refusal.1);
         return *refusal.0;
+    }
+    if operators {
+        return for_operators(&inner, path, &request);
     }
     let upgrade = request
         .headers()
@@ -494,7 +580,7 @@ async fn handle(inner: Arc<Inner>, peer: SocketAddr, request: Request<Incoming>)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
     match *request.method() {
-        Method::GET if upgrade => ws::upgrade(inner, peer, request),
+        Method::GET if upgrade => ws::upgrade(inner, peer, request).await,
         Method::GET => http::get(inner, request),
         Method::POST => http::post(inner, peer, request).await,
         Method::DELETE => http::delete(inner, request),
@@ -506,6 +592,31 @@ async fn handle(inner: Arc<Inner>, peer: SocketAddr, request: Request<Incoming>)
             );
             response
         }
+    }
+}
+
+/// The list of connections, for operators.
+const CONNECTIONS_PATH: &str = "/connections";
+
+/// `GET /connections` and `GET /connections/{id}/watch`.
+fn for_operators(inner: &Inner, path: &str, request: &Request<Incoming>) -> Response<Body> {
+    if !matches!(*request.method(), Method::GET | Method::HEAD) {
+        let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+        response.headers_mut().insert(
+            ::http::header::ALLOW,
+            ::http::HeaderValue::from_static("GET"),
+        );
+        return response;
+    }
+    if path == CONNECTIONS_PATH {
+        return watch::list(inner);
+    }
+    match path
+        .strip_prefix("/connections/")
+        .and_then(|rest| rest.strip_suffix("/watch"))
+    {
+        Some(id) if !id.is_empty() && !id.contains('/') => watch::watch(inner, id, request),
+        _ => text(StatusCode::NOT_FOUND, "Not Found"),
     }
 }
 
@@ -538,11 +649,19 @@ fn admit(
             }
         }
         None => {
-            let host = headers
-                .get(::http::header::HOST)
-                .and_then(|v| v.to_str().ok())
-                .or_else(|| request.uri().authority().map(|a| a.as_str()));
-            if !host.is_some_and(is_loopback_host) {
+            // The Host header, and the authority of a request target in
+            // absolute form (which HTTP says wins over it): both must be
+            // loopback.
+            let host = headers.get(::http::header::HOST).map(|v| v.to_str().ok());
+            let authority = request.uri().authority().map(|a| a.as_str());
+            let local = match (host, authority) {
+                (None, None) | (Some(None), _) => false,
+                (Some(Some(host)), authority) => {
+                    is_loopback_host(host) && authority.is_none_or(is_loopback_host)
+                }
+                (None, Some(authority)) => is_loopback_host(authority),
+            };
+            if !local {
                 return Err((
                     Box::new(text(StatusCode::FORBIDDEN, "Forbidden")),
                     "Host is not a loopback name",
@@ -576,20 +695,42 @@ fn token_matches(token: &str, given: &str) -> bool {
 fn is_loopback_host(host: &str) -> bool {
     let host = host.trim();
     let name = if let Some(rest) = host.strip_prefix('[') {
-        rest.split(']').next().unwrap_or("")
+        // `[v6]` and nothing after it but a port.
+        let Some((name, after)) = rest.split_once(']') else {
+            return false;
+        };
+        let port_ok = after.is_empty()
+            || after
+                .strip_prefix(':')
+                .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        if !port_ok {
+            return false;
+        }
+        return name
+            .parse::<std::net::Ipv6Addr>()
+            .is_ok_and(|ip| ip.is_loopback());
     } else {
-        host.rsplit_once(':').map_or(host, |(name, port)| {
-            if port.chars().all(|c| c.is_ascii_digit()) {
+        match host.rsplit_once(':') {
+            Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
                 name
-            } else {
-                host
             }
-        })
+            Some(_) => return false,
+            None => host,
+        }
     };
-    if name.eq_ignore_ascii_case("localhost") || name.to_ascii_lowercase().ends_with(".localhost") {
+    if name.eq_ignore_ascii_case("localhost") {
         return true;
     }
-    name.parse::<std::net::IpAddr>()
+    if let Some(sub) = name.to_ascii_lowercase().strip_suffix(".localhost") {
+        return !sub.is_empty()
+            && sub.split('.').all(|label| {
+                !label.is_empty()
+                    && label
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            });
+    }
+    name.parse::<std::net::Ipv4Addr>()
         .is_ok_and(|ip| ip.is_loopback())
 }
 
@@ -648,6 +789,16 @@ mod tests {
             "localhost.evil.com",
             "",
             "0.0.0.0:1",
+            "[::1]evil.example",
+            "[::1]:80@evil.example",
+            "[::1]:",
+            "localhost:",
+            "localhost:80:80",
+            "127.0.0.1:8a",
+            "a..localhost",
+            ".localhost",
+            "evil.example/.localhost",
+            "::1",
         ] {
             assert!(!is_loopback_host(host), "{host}");
         }
