@@ -213,7 +213,11 @@ fn a_client_dropped_mid_turn_takes_the_agent_process_tree_with_it() {
     let sb = sb.env("ACP_TEST_AGENT_LOG", &log.display().to_string());
     // The agent has a grandchild that ignores its input closing.
     let agent = format!("sleep 300 & exec {AGENT}");
-    let served = Served::start(&sb, &["--idle-timeout", "1"], &["sh", "-c", &agent]);
+    let served = Served::start(
+        &sb,
+        &["--idle-timeout", "1", "--keep-sessions", "0"],
+        &["sh", "-c", &agent],
+    );
     for url in [served.url.clone(), served.http_url()] {
         let (mut client, _out) = connect_mid_turn(&sb, &url);
         let pids = logged_pids(&read(&log));

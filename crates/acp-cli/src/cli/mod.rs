@@ -356,9 +356,14 @@ pub struct ServeArgs {
     /// The longest message, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
     pub max_message_size: usize,
-    /// How much of an agent's output may wait for its client, in bytes.
+    /// How much of an agent's output may wait for its client, in bytes
+    /// (past it, a connection whose client is away is closed, and says why).
     #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
     pub max_buffered_bytes: usize,
+    /// Keep a connection's agent this many seconds after its client
+    /// vanished, so that the client can resume; 0 stops the agent at once.
+    #[arg(long, value_name = "SECONDS", default_value_t = acp::remote::server::DEFAULT_KEEP_SESSIONS.as_secs())]
+    pub keep_sessions: u64,
     /// Close a connection whose client takes none of the waiting output for
     /// this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]

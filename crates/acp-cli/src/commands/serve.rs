@@ -92,6 +92,7 @@ pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
         .idle_timeout(Duration::from_secs(args.idle_timeout.max(1)))
         .max_message_size(args.max_message_size)
         .max_buffered_bytes(args.max_buffered_bytes)
+        .keep_sessions(Duration::from_secs(args.keep_sessions))
         .max_output_stall(Duration::from_secs(args.max_output_stall.max(1)));
     if let Some(token) = token {
         options = options.token(token);
