@@ -6,12 +6,17 @@ use acp_check::client::{self, ClientOptions};
 use acp_check::{Report, Status};
 use std::time::Duration;
 
-const MUTANT: &str = env!("CARGO_BIN_EXE_acp-check-mutant-client");
+/// The path of the `acp-check-mutant-client` fixture (crate acp-testkit).
+fn mutant() -> String {
+    acp_testkit::bin("acp-check-mutant-client")
+        .display()
+        .to_string()
+}
 
 async fn check_run(bug: &str) -> Report {
     let mut opts = ClientOptions::new(
-        vec![MUTANT.to_string(), bug.to_string(), "{agent}".to_string()],
-        vec![MUTANT.to_string(), "relay".to_string()],
+        vec![mutant(), bug.to_string(), "{agent}".to_string()],
+        vec![mutant(), "relay".to_string()],
     );
     opts.timeout = Duration::from_secs(20);
     opts.cancel_within = Duration::from_secs(5);

@@ -8,16 +8,19 @@ use acp_check::{Report, Status};
 use acp_host::SupervisorProgram;
 use std::time::Duration;
 
-const MUTANT: &str = env!("CARGO_BIN_EXE_acp-check-mutant");
+/// The path of the `acp-check-mutant` fixture (crate acp-testkit).
+fn mutant() -> String {
+    acp_testkit::bin("acp-check-mutant").display().to_string()
+}
 
 async fn check(bug: &str) -> Report {
-    let mut opts = AgentOptions::new(vec![MUTANT.to_string(), bug.to_string()]);
+    let mut opts = AgentOptions::new(vec![mutant(), bug.to_string()]);
     opts.prompts = vec!["do the work".into()];
     opts.cancel_prompt = "slow".into();
     opts.timeout = Duration::from_secs(20);
     opts.cancel_within = Duration::from_secs(2);
     // The mutant binary doubles as the supervisor of the terminals it asks for.
-    opts.supervisor = SupervisorProgram::Path(MUTANT.into());
+    opts.supervisor = SupervisorProgram::Path(mutant().into());
     agent::run(opts).await.expect("the checks run")
 }
 

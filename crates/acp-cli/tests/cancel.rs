@@ -13,7 +13,7 @@ fn sigint_sends_cancel_and_exits_130() {
     let log = sb.dir.path().join("agent.log");
     let sb = sb.env("ACP_TEST_AGENT_LOG", log.to_str().unwrap());
     let mut child = sb
-        .command(&["exec", "--agent", AGENT, "slow"])
+        .command(&["exec", "--agent", test_agent(), "slow"])
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());

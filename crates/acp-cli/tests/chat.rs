@@ -12,7 +12,7 @@ use std::time::Duration;
 fn chat(sb: &Sandbox, extra: &[&str]) -> Session {
     let mut command = Command::new(ACP);
     command
-        .args(["chat", "--agent", AGENT])
+        .args(["chat", "--agent", test_agent()])
         .args(extra)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -640,7 +640,7 @@ fn the_banner_shows_the_policy_and_the_sandbox() {
     let sb = Sandbox::new();
     let mut command = Command::new(ACP);
     command
-        .args(["chat", "--agent", AGENT])
+        .args(["chat", "--agent", test_agent()])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", sb.dir.path().join("home"))

@@ -31,7 +31,7 @@ fn chat(sb: &Sandbox, extra: &[&str]) -> Chat {
     let log = sb.dir.path().join("agent.log");
     let mut command = Command::new(ACP);
     command
-        .args(["chat", "--agent", AGENT])
+        .args(["chat", "--agent", test_agent()])
         .args(extra)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -304,7 +304,7 @@ fn type_ahead_is_not_a_permission_answer_and_survives_ctrl_c() {
 fn continue_picks_up_the_last_session_here_and_shows_its_transcript() {
     let sb = Sandbox::new();
     // Nothing to continue yet.
-    let out = sb.run(&["chat", "--continue", "--agent", AGENT]);
+    let out = sb.run(&["chat", "--continue", "--agent", test_agent()]);
     assert_code(&out, 2);
     assert!(
         out.stderr.contains("--continue: acp has had no session"),
@@ -321,7 +321,7 @@ fn continue_picks_up_the_last_session_here_and_shows_its_transcript() {
     let mut c2 = {
         let mut command = Command::new(ACP);
         command
-            .args(["chat", "--agent", AGENT, "--continue"])
+            .args(["chat", "--agent", test_agent(), "--continue"])
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", sb.dir.path().join("home"))

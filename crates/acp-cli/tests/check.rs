@@ -22,7 +22,7 @@ fn check(sb: &Sandbox, extra: &[&str]) -> Output {
         "20",
     ];
     args.extend_from_slice(extra);
-    args.extend_from_slice(&["--", AGENT]);
+    args.extend_from_slice(&["--", test_agent()]);
     sb.run(&args)
 }
 

@@ -62,7 +62,7 @@ fn json_output_has_commands_and_usage_updates() {
 fn prompt_from_stdin() {
     let sb = Sandbox::new();
     let mut child = sb
-        .command(&["exec", "--agent", AGENT])
+        .command(&["exec", "--agent", test_agent()])
         .stdin(Stdio::piped())
         .spawn()
         .unwrap();
@@ -215,8 +215,9 @@ fn agents_from_the_config_file() {
     std::fs::write(
         sb.config_file(),
         format!(
-            "default_agent = \"test\"\n[agents.test]\ncommand = \"{AGENT}\"\nenv = {{ ACP_TEST_AGENT_REQUIRE_AUTH = \"0\" }}\n\
-             [agents.other]\ncommand = \"npx\"\nargs = [\"-y\", \"some agent\"]\n"
+            "default_agent = \"test\"\n[agents.test]\ncommand = \"{agent}\"\nenv = {{ ACP_TEST_AGENT_REQUIRE_AUTH = \"0\" }}\n\
+             [agents.other]\ncommand = \"npx\"\nargs = [\"-y\", \"some agent\"]\n",
+            agent = test_agent()
         ),
     )
     .unwrap();
@@ -528,7 +529,7 @@ fn model_flag_uses_set_model_when_the_agent_offers_only_the_selector() {
 #[test]
 fn a_bare_prompt_is_exec() {
     let sb = Sandbox::new();
-    let out = sb.run(&["--agent", AGENT, "hello", "there"]);
+    let out = sb.run(&["--agent", test_agent(), "hello", "there"]);
     assert_code(&out, 0);
     assert_eq!(out.stdout, "You said: hello there\n");
 }

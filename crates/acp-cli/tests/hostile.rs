@@ -19,7 +19,7 @@ fn hostile(sb: &Sandbox, flags: &[&str], steps: &str) -> Output {
 }
 
 fn hostile_command(sb: &Sandbox, flags: &[&str], steps: &str) -> std::process::Command {
-    let mut args = vec!["exec", "--agent", HOSTILE];
+    let mut args = vec!["exec", "--agent", hostile_agent()];
     args.extend_from_slice(flags);
     args.push(steps);
     let tmp = sb.dir.path().join("tmp");

@@ -22,7 +22,11 @@ args = [\"--keep\"]
 /// A sandbox whose PATH finds `acp-test-agent`, with `CONFIG` as the
 /// config file.
 fn sandbox() -> Sandbox {
-    let dir = Path::new(AGENT).parent().unwrap().display().to_string();
+    let dir = Path::new(test_agent())
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
     let path = std::env::var("PATH").unwrap_or_default();
     let sb = Sandbox::new().env("PATH", &format!("{dir}:{path}"));
     std::fs::create_dir_all(sb.config_file().parent().unwrap()).unwrap();
@@ -213,7 +217,11 @@ fn home_and_variables_in_commands_are_expanded() {
     let bin = sb.dir.path().join("home/bin");
     std::fs::create_dir_all(&bin).unwrap();
     let script = bin.join("my-agent");
-    std::fs::write(&script, format!("#!/bin/sh\nexec '{AGENT}' \"$@\"\n")).unwrap();
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nexec '{}' \"$@\"\n", test_agent()),
+    )
+    .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let sb = sb.env("AGENT_DIR", bin.to_str().unwrap());
     std::fs::write(

@@ -20,9 +20,10 @@ fn client(peer: Peer, sb: &Sandbox, options: &[&str], agent: &[&Path]) -> Output
     run(sb.peer_client(peer, options, agent))
 }
 
-/// The `acp-test-agent` fixture cargo built for this test.
+/// The `acp-test-agent` fixture (crate acp-testkit).
 fn test_agent() -> [&'static Path; 1] {
-    [Path::new(env!("CARGO_BIN_EXE_acp-test-agent"))]
+    static PATH: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    [PATH.get_or_init(|| acp_testkit::bin("acp-test-agent"))]
 }
 
 /// The note the client prints on standard error with the test agent's

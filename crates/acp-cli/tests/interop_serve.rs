@@ -9,7 +9,7 @@ mod common;
 use acp_interop::Peer::Js;
 use acp_interop::run;
 use common::served::Served;
-use common::{AGENT, Sandbox};
+use common::{Sandbox, test_agent};
 
 /// `remote-client.mjs ARGS…`, run in the interop sandbox.
 fn remote_client(sb: &acp_interop::Sandbox, args: &[&str]) -> acp_interop::Output {
@@ -35,7 +35,7 @@ fn the_ts_sdk_clients_drive_acp_serve_over_both_profiles() {
         return;
     }
     let sb = Sandbox::new();
-    let served = Served::start(&sb, &[], &[AGENT]);
+    let served = Served::start(&sb, &[], &[test_agent()]);
     let peer_sb = acp_interop::Sandbox::new();
     let file = peer_sb.write("notes.txt", "served notes\n");
     let read = file.display().to_string();
@@ -57,7 +57,7 @@ fn the_ts_sdk_clients_need_the_token() {
     let served = Served::start(
         &sb,
         &["--token-file", &token.display().to_string()],
-        &[AGENT],
+        &[test_agent()],
     );
     let peer_sb = acp_interop::Sandbox::new();
     let file = peer_sb.write("notes.txt", "served notes\n");

@@ -1,5 +1,5 @@
 //! Logging in, with test agents that imitate the login shapes of real
-//! agents (`ACP_TEST_AGENT_AUTH`, see `src/bin/test_agent/auth.rs`): the
+//! agents (`ACP_TEST_AGENT_AUTH`, see `acp-testkit/src/bin/acp-test-agent/auth.rs`): the
 //! advice names the variable or the command, a terminal login runs in the
 //! user's terminal and the run carries on after it, `acp login`, and the
 //! JSON error line of a failed run.
@@ -103,7 +103,7 @@ fn the_terminal_login_is_offered_only_because_acp_advertises_it() {
 #[test]
 fn acp_login_runs_the_terminal_login_in_the_terminal() {
     let sb = shaped("terminal");
-    let mut s = in_pty(&sb, &["login", "--agent", AGENT, "console-login"]);
+    let mut s = in_pty(&sb, &["login", "--agent", test_agent(), "console-login"]);
     s.expect("running `TEST_LOGIN_MODE=console").unwrap();
     s.expect("Test login (console). Code: ").unwrap();
     s.send_line("1234").unwrap();
@@ -121,7 +121,7 @@ fn acp_login_runs_the_terminal_login_in_the_terminal() {
 #[test]
 fn a_failed_terminal_login_is_an_error() {
     let sb = shaped("terminal");
-    let mut s = in_pty(&sb, &["login", "--agent", AGENT, "console-login"]);
+    let mut s = in_pty(&sb, &["login", "--agent", test_agent(), "console-login"]);
     s.expect("Code: ").unwrap();
     s.send_line("0000").unwrap();
     s.expect("wrong code").unwrap();
@@ -136,7 +136,7 @@ fn a_failed_terminal_login_is_an_error() {
 #[test]
 fn acp_login_lists_the_methods_without_a_terminal() {
     let sb = shaped("error-data");
-    let out = sb.run(&["login", "--agent", AGENT]);
+    let out = sb.run(&["login", "--agent", test_agent()]);
     assert_code(&out, 0);
     assert_eq!(
         out.stdout,
@@ -146,7 +146,7 @@ fn acp_login_lists_the_methods_without_a_terminal() {
          2) browser (Log in with a browser): done by the agent — Opens the login page in your browser\n\
          Log in with one: acp login --agent $AGENT METHOD\n"
     );
-    let out = sb.run(&["login", "--agent", AGENT, "test-api-key"]);
+    let out = sb.run(&["login", "--agent", test_agent(), "test-api-key"]);
     assert_code(&out, 2);
     assert_eq!(
         out.stderr,
@@ -155,11 +155,11 @@ fn acp_login_lists_the_methods_without_a_terminal() {
     let out = run_with(
         &sb,
         ("TEST_AGENT_API_KEY", "k"),
-        &["login", "--agent", AGENT, "test-api-key"],
+        &["login", "--agent", test_agent(), "test-api-key"],
     );
     assert_code(&out, 0);
     assert_eq!(out.stdout, "logged in with test-api-key\n");
-    let out = sb.run(&["login", "--agent", AGENT, "nope"]);
+    let out = sb.run(&["login", "--agent", test_agent(), "nope"]);
     assert_code(&out, 2);
     assert!(
         out.stderr.starts_with(
@@ -175,7 +175,7 @@ fn exec_in_a_terminal_runs_the_login_and_carries_on_with_the_prompt() {
     let sb = shaped("terminal");
     let log = sb.dir.path().join("agent.log");
     let sb = sb.env("ACP_TEST_AGENT_LOG", log.to_str().unwrap());
-    let mut s = in_pty(&sb, &["exec", "--agent", AGENT, "hi there"]);
+    let mut s = in_pty(&sb, &["exec", "--agent", test_agent(), "hi there"]);
     s.expect("The agent needs you to log in. acp can run its login here:")
         .unwrap();
     s.expect("1) Test Console: TEST_LOGIN_MODE=console")
@@ -204,7 +204,7 @@ fn exec_in_a_terminal_runs_the_login_and_carries_on_with_the_prompt() {
 #[test]
 fn declining_the_login_ends_with_the_advice() {
     let sb = shaped("terminal");
-    let mut s = in_pty(&sb, &["exec", "--agent", AGENT, "hi"]);
+    let mut s = in_pty(&sb, &["exec", "--agent", test_agent(), "hi"]);
     s.expect("Run it now? [Y/n] ").unwrap();
     s.send_line("n").unwrap();
     s.expect("acp: the agent requires authentication").unwrap();
@@ -216,7 +216,7 @@ fn declining_the_login_ends_with_the_advice() {
 #[test]
 fn chat_runs_the_terminal_login_and_the_session_starts() {
     let sb = shaped("terminal");
-    let mut s = in_pty(&sb, &["chat", "--agent", AGENT]);
+    let mut s = in_pty(&sb, &["chat", "--agent", test_agent()]);
     s.expect("Run it now? [Y/n] ").unwrap();
     s.send_line("y").unwrap();
     s.expect("Code: ").unwrap();
@@ -260,7 +260,7 @@ fn env_hints_name_the_variable() {
     let out = run_with(
         &sb,
         ("TEST_AGENT_API_KEY", "k"),
-        &["exec", "--agent", AGENT, "hi"],
+        &["exec", "--agent", test_agent(), "hi"],
     );
     assert_code(&out, 0);
 }
@@ -306,7 +306,14 @@ fn the_errors_data_names_the_missing_variable_and_no_advice_repeats_what_failed(
     let out = run_with(
         &sb,
         ("TEST_AGENT_API_KEY", "k"),
-        &["exec", "--agent", AGENT, "--auth", "test-api-key", "hi"],
+        &[
+            "exec",
+            "--agent",
+            test_agent(),
+            "--auth",
+            "test-api-key",
+            "hi",
+        ],
     );
     assert_code(&out, 0);
     assert_eq!(out.stdout, "You said: hi\n");

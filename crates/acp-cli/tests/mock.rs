@@ -31,7 +31,11 @@ fn a_recorded_exec_session_replays_to_a_second_exec_with_the_same_output() {
     ];
     for (i, (flags, prompt)) in prompts.iter().enumerate() {
         let rec = sb.root().join(format!("rec-{i}.jsonl"));
-        let recorder = format!("{ACP} record -o {} -- {AGENT}", rec.display());
+        let recorder = format!(
+            "{ACP} record -o {} -- {agent}",
+            rec.display(),
+            agent = test_agent()
+        );
         let mut args = vec!["exec", "--agent", recorder.as_str()];
         args.extend_from_slice(flags);
         args.push(prompt);
@@ -57,7 +61,11 @@ fn a_recorded_exec_session_replays_to_a_second_exec_with_the_same_output() {
 fn a_crash_replays_as_a_crash_with_the_agents_stderr_and_status() {
     let sb = Sandbox::new();
     let rec = sb.root().join("rec.jsonl");
-    let recorder = format!("{ACP} record -o {} -- {AGENT}", rec.display());
+    let recorder = format!(
+        "{ACP} record -o {} -- {agent}",
+        rec.display(),
+        agent = test_agent()
+    );
     let first = sb.run(&["exec", "--agent", &recorder, "crash"]);
     let mock = format!("{ACP} mock --trace {}", rec.display());
     let second = sb.run(&["exec", "--agent", &mock, "crash"]);

@@ -169,7 +169,7 @@ fn a_full_exec_session_is_byte_exact_on_both_sides() {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         path
     };
-    let agent_tap = tap("agent-side", AGENT);
+    let agent_tap = tap("agent-side", test_agent());
     let rec = dir.join("rec.jsonl");
     let proxied = format!(
         "{ACP} record -o {} -- {}",

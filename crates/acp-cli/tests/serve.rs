@@ -23,7 +23,7 @@ fn logged_pids(log: &str) -> Vec<i32> {
 #[test]
 fn exec_reaches_an_agent_served_over_websocket_and_over_http() {
     let sb = Sandbox::new();
-    let served = Served::start(&sb, &[], &[AGENT]);
+    let served = Served::start(&sb, &[], &[test_agent()]);
     let file = sb.work().join("notes.txt");
     std::fs::write(&file, "served notes\n").unwrap();
     for url in [served.url.clone(), served.http_url()] {
@@ -55,7 +55,7 @@ fn a_token_is_refused_or_accepted() {
     let wrong_file = sb.root().join("wrong");
     std::fs::write(&wrong_file, "tok-0000\n").unwrap();
     let token_arg = token_file.display().to_string();
-    let served = Served::start(&sb, &["--token-file", &token_arg], &[AGENT]);
+    let served = Served::start(&sb, &["--token-file", &token_arg], &[test_agent()]);
     for url in [served.url.clone(), served.http_url()] {
         let out = sb.run(&["exec", "--agent", &url, "stream"]);
         assert_ne!(out.code, 0, "{url}: {}", out.stdout);
@@ -99,7 +99,7 @@ fn a_token_is_refused_or_accepted() {
 #[test]
 fn a_listener_beyond_loopback_needs_a_token() {
     let sb = Sandbox::new();
-    let out = sb.run(&["serve", "--listen", "0.0.0.0:0", "--", AGENT]);
+    let out = sb.run(&["serve", "--listen", "0.0.0.0:0", "--", test_agent()]);
     assert_code(&out, 2);
     assert!(
         out.stderr
@@ -114,7 +114,7 @@ fn a_listener_beyond_loopback_needs_a_token() {
         "--token-file",
         &empty.display().to_string(),
         "--",
-        AGENT,
+        test_agent(),
     ]);
     assert_code(&out, 2);
     assert!(out.stderr.contains("is empty"), "{}", out.stderr);
@@ -132,7 +132,7 @@ fn tls_with_a_test_certificate() {
         cert_file.display().to_string(),
         key_file.display().to_string(),
     );
-    let served = Served::start(&sb, &["--tls-cert", &c, "--tls-key", &k], &[AGENT]);
+    let served = Served::start(&sb, &["--tls-cert", &c, "--tls-key", &k], &[test_agent()]);
     assert!(served.url.starts_with("wss://127.0.0.1:"), "{}", served.url);
     let port = served
         .url
@@ -212,7 +212,7 @@ fn a_client_dropped_mid_turn_takes_the_agent_process_tree_with_it() {
     let log = sb.root().join("agent.log");
     let sb = sb.env("ACP_TEST_AGENT_LOG", &log.display().to_string());
     // The agent has a grandchild that ignores its input closing.
-    let agent = format!("sleep 300 & exec {AGENT}");
+    let agent = format!("sleep 300 & exec {}", test_agent());
     let served = Served::start(&sb, &["--idle-timeout", "1"], &["sh", "-c", &agent]);
     for url in [served.url.clone(), served.http_url()] {
         let (mut client, _out) = connect_mid_turn(&sb, &url);
@@ -241,7 +241,7 @@ fn a_server_gone_mid_turn_is_a_clear_error_and_leaves_no_agent() {
     let log = sb.root().join("agent.log");
     let sb = sb.env("ACP_TEST_AGENT_LOG", &log.display().to_string());
     for http in [false, true] {
-        let served = Served::start(&sb, &[], &[AGENT]);
+        let served = Served::start(&sb, &[], &[test_agent()]);
         let url = if http {
             served.http_url()
         } else {
@@ -301,7 +301,7 @@ fn children(pid: i32) -> usize {
 fn two_hundred_concurrent_sessions_with_bounded_memory_and_descriptors() {
     const SESSIONS: usize = 200;
     let sb = Sandbox::new();
-    let served = Served::start(&sb, &["--max-connections", "256"], &[AGENT]);
+    let served = Served::start(&sb, &["--max-connections", "256"], &[test_agent()]);
     let pid = served.pid();
     let (rss_before, fds_before) = usage(pid);
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -124,7 +124,11 @@ fn bad_files_are_usage_errors() {
 fn a_recorded_exec_session_reads_back_with_its_turn_and_tool_calls() {
     let sb = Sandbox::new();
     let rec = sb.root().join("rec.jsonl");
-    let agent = format!("{ACP} record -o {} -- {AGENT}", rec.display());
+    let agent = format!(
+        "{ACP} record -o {} -- {agent}",
+        rec.display(),
+        agent = test_agent()
+    );
     let out = sb.run(&["exec", "--approve-all", "--agent", &agent, "permission"]);
     assert_code(&out, 0);
     let out = sb.run(&["trace", "--format", "json", rec.to_str().unwrap()]);

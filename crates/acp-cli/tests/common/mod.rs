@@ -5,12 +5,32 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 pub mod served;
 
 pub const ACP: &str = env!("CARGO_BIN_EXE_acp");
-pub const AGENT: &str = env!("CARGO_BIN_EXE_acp-test-agent");
-pub const HOSTILE: &str = env!("CARGO_BIN_EXE_acp-hostile-agent");
+
+/// The path of the `acp-test-agent` fixture (crate acp-testkit).
+pub fn test_agent() -> &'static str {
+    static PATH: OnceLock<String> = OnceLock::new();
+    fixture(&PATH, "acp-test-agent")
+}
+
+/// The path of the `acp-hostile-agent` fixture (crate acp-testkit).
+pub fn hostile_agent() -> &'static str {
+    static PATH: OnceLock<String> = OnceLock::new();
+    fixture(&PATH, "acp-hostile-agent")
+}
+
+fn fixture(path: &'static OnceLock<String>, name: &str) -> &'static str {
+    path.get_or_init(|| {
+        let path = acp_testkit::bin(name);
+        path.to_str()
+            .unwrap_or_else(|| panic!("{} is not UTF-8", path.display()))
+            .to_owned()
+    })
+}
 
 /// A sandbox: a temp dir holding `home/`, `config/` and the session `work/` dir.
 pub struct Sandbox {
@@ -74,7 +94,7 @@ impl Sandbox {
 
     /// `acp exec --agent <test agent> ARGS…`.
     pub fn exec(&self, args: &[&str]) -> Output {
-        let mut full = vec!["exec", "--agent", AGENT];
+        let mut full = vec!["exec", "--agent", test_agent()];
         full.extend_from_slice(args);
         self.run(&full)
     }
@@ -96,8 +116,8 @@ impl Sandbox {
     pub fn scrub(&self, text: &str) -> String {
         text.replace(&self.work().display().to_string(), "$WORK")
             .replace(&self.root().display().to_string(), "$ROOT")
-            .replace(AGENT, "$AGENT")
-            .replace(HOSTILE, "$HOSTILE")
+            .replace(test_agent(), "$AGENT")
+            .replace(hostile_agent(), "$HOSTILE")
     }
 }
 

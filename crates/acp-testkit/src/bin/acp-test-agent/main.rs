@@ -40,7 +40,7 @@
 //! | anything else | "You said: TEXT" |
 //!
 //! "The gate" is the file `ACP_TEST_AGENT_GATE` names: those turns wait
-//! until it exists (see `test_agent/scenes.rs`).
+//! until it exists (see `scenes.rs`).
 //!
 //! Environment: `ACP_TEST_AGENT_LOG=FILE` appends each method received to
 //! FILE (and `pid N` at `initialize`); `ACP_TEST_AGENT_REQUIRE_AUTH=1` makes
@@ -52,7 +52,7 @@
 //! `ACP_TEST_AGENT_TERMINAL_AUTH=1` offers terminal auth even to a client that
 //! did not advertise `auth.terminal`. `ACP_TEST_AGENT_AUTH=SHAPE` plays the
 //! login shapes of real agents (`terminal`, `env-hint`, `error-data`: see
-//! `test_agent/auth.rs`); run with `--login MODE`, the program is the
+//! `auth.rs`); run with `--login MODE`, the program is the
 //! terminal login. `ACP_TEST_AGENT_HANG_NEW=1` never answers `session/new`.
 //!
 //! `ACP_TEST_AGENT_EXTRAS=1` turns on the session extras: `session/new`
@@ -83,9 +83,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-#[path = "test_agent/auth.rs"]
 mod auth;
-#[path = "test_agent/scenes.rs"]
 mod scenes;
 
 struct TestAgent {
