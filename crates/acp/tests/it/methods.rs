@@ -3,7 +3,7 @@
 //! `_meta`), the wire method names are right, extension methods keep their
 //! params byte for byte, and the traits' default bodies answer -32601.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use acp::{Agent, AgentSideConnection, Client, ClientSideConnection, ConnectionOptions, Direction};

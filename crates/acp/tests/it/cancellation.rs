@@ -2,7 +2,7 @@
 //! `$/cancel_request` drops the running handler and answers -32800, and
 //! dropping the future of an outgoing request sends `$/cancel_request`.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use acp::{Agent, AgentSideConnection, CancellationToken, Client, ConnectionOptions};

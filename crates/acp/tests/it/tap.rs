@@ -1,7 +1,7 @@
 //! The tap sees every line in and out, with the right direction, exactly as it
 //! crossed the transport (without the newline), unparsable lines included.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use acp::{Agent, AgentSideConnection, ConnectionOptions, Direction};

@@ -2,7 +2,7 @@
 //! requests leaves nothing behind (watched through the resident set size).
 #![cfg(target_os = "linux")]
 
-mod support;
+use crate::support;
 
 use acp::Agent;
 use acp::schema::*;
@@ -33,6 +33,7 @@ fn resident() -> usize {
 
 #[tokio::test]
 async fn extension_requests_do_not_leak() {
+    let _one = crate::ONE_AT_A_TIME.lock().await;
     let pair = connect(|_| Echo, |_| Bare);
     // A long method name makes a per-call leak plain: 4 KiB a call, 20 MiB in all.
     let method = format!("_example.test/{}", "m".repeat(4096));

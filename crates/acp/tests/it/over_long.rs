@@ -4,7 +4,7 @@
 //! refused under its own id, and an `"id"` inside a nested value or a string
 //! is never taken for the message's.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use acp::{ClientSideConnection, ConnectionError, ConnectionOptions, Dropped};

@@ -3,7 +3,7 @@
 //! may call the peer even when the notification lane is full (the engine's
 //! "Backpressure" exception).
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use acp::{Agent, AgentSideConnection, Client, ClientSideConnection, ConnectionOptions};

@@ -3,7 +3,7 @@
 //! every notification that arrived before it was handled (so `prompt` returns
 //! after the client has seen every update of the turn).
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use acp::{Agent, AgentSideConnection, Client, ConnectionOptions};

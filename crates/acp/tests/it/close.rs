@@ -2,7 +2,7 @@
 //! `ConnectionError::Closed`, `closed()` resolves, new calls fail fast, running
 //! handlers are cancelled, queued output is flushed and the I/O future ends.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use acp::{Agent, AgentSideConnection, Client, ConnectionError, ConnectionOptions, Transport};

@@ -3,7 +3,7 @@
 //! the HTTP endpoint's status codes byte for byte; the token, loopback-only
 //! rules, TLS, limits and idle connections.
 
-mod support;
+use crate::support;
 
 use acp::remote::server::{Server, ServerOptions};
 use acp::remote::{ClientOptions, connect};

@@ -2,7 +2,7 @@
 //! handling is reported once, in arrival order with the notification
 //! handlers, and the connection keeps serving.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use acp::{Client, ConnectionOptions, Dropped};

@@ -2,7 +2,7 @@
 //! answers only with well-formed JSON-RPC responses, answers every valid
 //! request exactly once, and still serves a valid `initialize` afterwards.
 
-mod support;
+use crate::support;
 
 use acp::ConnectionOptions;
 use proptest::prelude::*;

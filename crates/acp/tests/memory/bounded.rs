@@ -4,7 +4,8 @@
 //! closes with an error that says so.
 #![cfg(target_os = "linux")]
 
-mod support;
+use crate::ONE_AT_A_TIME;
+use crate::support;
 
 use acp::schema::*;
 use acp::{Agent, AgentSideConnection, ConnectionError, ConnectionOptions, Transport};
@@ -37,10 +38,6 @@ fn peak_resident() -> usize {
         .expect("VmHWM");
     kib * 1024
 }
-
-/// The tests of this file run one at a time: they measure this process's
-/// peak memory.
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 const REQUESTS: usize = 1_000_000;
 const CAP: usize = 16 << 20;

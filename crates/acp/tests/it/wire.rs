@@ -6,7 +6,7 @@
 //! strings. Every reply is also checked to be a well-formed JSON-RPC 2.0
 //! response.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use acp::{Agent, AgentSideConnection, ConnectionOptions};

@@ -4,7 +4,7 @@
 //! its feature off, the runtime does not know it (-32601), and the unstable
 //! fields of stable messages still reach the peer unchanged.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use serde_json::json;

@@ -4,7 +4,7 @@
 //! Requests never wait for room: they go out in call order behind what is
 //! queued.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use acp::{AgentSideConnection, ConnectionOptions};
