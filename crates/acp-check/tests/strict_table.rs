@@ -7,7 +7,7 @@
 
 // Written for acp-schema's older toolchain (no let-chains there).
 #[allow(dead_code, clippy::collapsible_if)]
-#[path = "../../acp-schema/tests/common"]
+#[path = "../../acp-schema/tests/it/common"]
 mod common {
     pub mod official;
 }

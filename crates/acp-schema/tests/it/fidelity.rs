@@ -375,7 +375,7 @@ fn agent_shaped_messages_come_back_as_the_same_json() {
         kind: String,
         value: Box<RawValue>,
     }
-    let text = include_str!("agents/messages.jsonl");
+    let text = include_str!("../agents/messages.jsonl");
     let (mut checked, mut unknown, mut problems) = (0, 0, Vec::new());
     let mut empty_dropped = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -429,7 +429,7 @@ fn agent_shaped_messages_come_back_as_the_same_json() {
 #[test]
 fn unstable_members_are_typed_with_their_feature_and_kept_without() {
     use acp_schema::{InitializeResponse, NewSessionResponse, PromptResponse};
-    let text = include_str!("agents/messages.jsonl");
+    let text = include_str!("../agents/messages.jsonl");
     let value_of = |n: usize| -> String {
         let line: Value = serde_json::from_str(text.lines().nth(n).unwrap()).unwrap();
         line["value"].to_string()

@@ -5,7 +5,7 @@
 //! every method, reject unknown ones, keep `_` extension params byte for byte and
 //! read absent or `null` params as `{}`.
 
-mod common;
+use crate::common;
 
 use acp_schema::{
     AGENT_METHODS, AgentNotification, AgentRequest, AgentResponse, CLIENT_METHODS,

@@ -34,7 +34,7 @@
 //! the schema gives `null` its own meaning: `SessionInfoUpdate.title`/`updatedAt`
 //! and the patch fields of `CompactionUpdate`).
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 //! the network, and an unreachable registry fails with an error that names
 //! the package and the command to run.
 
-mod common;
+use crate::common;
 
 use common::official::derive::{
     UNSTABLE_MARKER, canonical, meta_from_schema, sha256_hex, sri_sha512,

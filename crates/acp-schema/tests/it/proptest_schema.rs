@@ -14,7 +14,7 @@
 //! tie `method` to `params`, so random pairs are not meaningful (the corpus covers
 //! every method instead).
 
-mod common;
+use crate::common;
 
 use common::*;
 use proptest::prelude::*;

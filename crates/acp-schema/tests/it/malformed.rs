@@ -2,7 +2,7 @@
 //! never a panic: hand-picked cases, then a property test that mutates the
 //! corpus examples (deleted keys, swapped types, truncated text, random bytes).
 
-mod common;
+use crate::common;
 
 use acp_schema::{
     AgentResponse, ClientRequest, DecodeError, InitializeRequest, PromptRequest, RequestMessage,
