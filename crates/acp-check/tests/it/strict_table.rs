@@ -5,13 +5,7 @@
 //! The schema is obtained the way `acp-schema`'s tests obtain it (pinned npm
 //! tarballs, or `$ACP_SCHEMA_DIR`); their loader is shared, not copied.
 
-// Written for acp-schema's older toolchain (no let-chains there).
-#[allow(dead_code, clippy::collapsible_if)]
-#[path = "../../acp-schema/tests/it/common"]
-mod common {
-    pub mod official;
-}
-use common::official;
+use crate::common::official;
 
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
@@ -59,7 +53,7 @@ fn render(schema: &Value) -> String {
     let mut out = String::new();
     out.push_str(
         "# The strict types of ACP v1: the facts of the official stable schema 1.21.0,\n\
-         # rendered by tests/strict_table.rs (BLESS=1 rewrites this file).\n\
+         # rendered by tests/it/strict_table.rs (BLESS=1 rewrites this file).\n\
          #\n\
          # `Name = type`. Types: str int i32 i64 u16 u32 u64 num bool null any obj;\n\
          # \"lit\" and -1 are constants; [T] a list; map<T> an object of T;\n\
