@@ -611,9 +611,14 @@ async fn runtime_decodes_every_update_kind_the_js_agent_sends() {
 /// `mode` (or unset).
 fn rerun_without_runtimes(test: &str, mode: Option<&str>) -> std::process::Output {
     let empty = tempfile::tempdir().expect("tempdir");
+    // The harness names a test by its module path inside this executable.
+    let test = match module_path!().split_once("::") {
+        Some((_crate, module)) => format!("{module}::{test}"),
+        None => test.to_owned(),
+    };
     let mut command = std::process::Command::new(std::env::current_exe().expect("this test"));
     command
-        .args(["--exact", test, "--test-threads", "1"])
+        .args(["--exact", &test, "--test-threads", "1"])
         .env("PATH", empty.path())
         .env_remove("ACP_INTEROP")
         .stdin(std::process::Stdio::null());
