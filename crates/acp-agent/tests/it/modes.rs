@@ -1,7 +1,7 @@
 //! Modes and config options: read-only refuses edits, `ask` asks and
 //! remembers "always" answers, unknown values are rejected.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use serde_json::json;

@@ -5,7 +5,7 @@
 //! answered all the same. Once the lock is released every `session/new`
 //! succeeds. (How fast, under load, is measured by `benches/store_flood.rs`.)
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! 127.0.0.1. Tools through the client and local fallbacks, bad tool calls,
 //! limits, and prompt content (model failures are in `failures.rs`).
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use serde_json::json;

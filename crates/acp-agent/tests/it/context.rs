@@ -4,7 +4,7 @@
 //! git summary. The mock model server records each request, so the tests read
 //! the system prompt the model got.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use support::*;

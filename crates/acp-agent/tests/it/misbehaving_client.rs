@@ -2,7 +2,7 @@
 //! may hold, or never answers them: the tool call fails (or the cancel ends
 //! it) with a clear message, and the turn goes on instead of hanging.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use serde_json::json;

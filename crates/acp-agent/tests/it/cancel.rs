@@ -2,7 +2,7 @@
 //! command runs (locally and in a client terminal), ends promptly with
 //! `cancelled` and kills the command.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! Test support: a scripted mock model server ([`llm`]), a recording ACP
 //! client ([`client`]) and an MCP server ([`mcp`]), all local to the test
 //! process, and helpers to start the built agent.
-// Each test binary uses only part of this.
+// Each test module uses only part of this (and acp-e2e's tests share it).
 #![allow(dead_code, unused_imports)]
 
 mod client;

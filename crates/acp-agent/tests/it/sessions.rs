@@ -1,7 +1,7 @@
 //! Sessions kept in SQLite: list, load (with replay), resume, close and
 //! delete across a restart of the agent.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use support::*;

@@ -1,6 +1,6 @@
 //! Slash commands: `available_commands_update`, `/compact` and `/init`.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use serde_json::json;

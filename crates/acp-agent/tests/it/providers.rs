@@ -1,7 +1,7 @@
 //! Model providers and their configuration: no model configured
 //! (`auth_required`), and the Anthropic Messages API.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use serde_json::json;

@@ -4,7 +4,7 @@
 //! is dropped by the connection, which tells the read it answered by its
 //! id) fails the tool call instead of hanging the turn; a line that could never fit in a message is refused at once.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use serde_json::json;

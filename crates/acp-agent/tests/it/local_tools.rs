@@ -3,7 +3,7 @@
 //! (confinement, read-only files, output order, signal names, character
 //! boundaries, no surviving descendants).
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use serde_json::json;

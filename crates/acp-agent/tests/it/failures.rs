@@ -4,7 +4,7 @@
 //! 503, a broken connection) is retried, honouring `retry-after`, and shown
 //! as a thought; cancelling stops a retry wait at once.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use std::time::{Duration, Instant};

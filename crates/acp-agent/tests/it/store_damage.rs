@@ -4,7 +4,7 @@
 //! path (`--check-store`, `--recover-store`) works. A turn that cannot be
 //! saved says so in the turn and ends with an error.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use serde_json::json;

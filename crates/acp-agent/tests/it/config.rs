@@ -1,7 +1,7 @@
 //! The config file: the agent configured by `--config` alone, and startup
 //! errors for a missing or malformed file.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! reports the summarising call as the conversation's size, and the
 //! summarised turns are still replayed.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use support::*;

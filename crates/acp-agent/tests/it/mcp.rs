@@ -1,7 +1,7 @@
 //! MCP servers given by the client: streamable HTTP and stdio tools offered
 //! to the model and called, a broken server reported to the user.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use serde_json::json;

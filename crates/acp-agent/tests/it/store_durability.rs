@@ -3,7 +3,7 @@
 //! one data directory keep both histories whole; a store written by the
 //! first format is brought up to date with its sessions.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use serde_json::json;
@@ -291,7 +291,7 @@ async fn a_store_of_the_first_format_keeps_its_sessions() {
     let data = tempfile::tempdir().unwrap();
     std::fs::write(
         data.path().join("sessions.sqlite3"),
-        include_bytes!("fixtures/store-v1/sessions.sqlite3"),
+        include_bytes!("../fixtures/store-v1/sessions.sqlite3"),
     )
     .unwrap();
     let mock = MockLlm::start(vec![text_reply("Welcome back.")]).await;

@@ -4,7 +4,7 @@
 //! the session, unknown ids are refused; and the prompt result reports the
 //! turn's token usage.
 
-mod support;
+use crate::support;
 
 use acp::schema::*;
 use serde_json::json;
