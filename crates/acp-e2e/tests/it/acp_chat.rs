@@ -8,8 +8,7 @@
 //! before the choice, and a session taken up again with `--continue`
 //! (loaded, its history shown).
 
-#[path = "../../acp-agent/tests/support/mod.rs"]
-mod support;
+use crate::support;
 
 use expectrl::session::OsSession as Session;
 use expectrl::{Eof, Expect, Regex};

@@ -7,8 +7,7 @@
 //! Both programs are binaries of this crate built from their own `main.rs`
 //! (see Cargo.toml), so cargo has built them before these tests run.
 
-#[path = "../../acp-agent/tests/support/mod.rs"]
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::path::{Path, PathBuf};
