@@ -4,7 +4,7 @@
 //! outlive their terminal, a kill of acp in the middle of a write, and the
 //! sandbox.
 
-mod common;
+use crate::common;
 use common::*;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};

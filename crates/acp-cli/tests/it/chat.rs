@@ -1,6 +1,6 @@
 //! `acp chat` driven through a pseudo-terminal.
 
-mod common;
+use crate::common;
 use common::*;
 use expectrl::process::unix::WaitStatus;
 use expectrl::session::OsSession as Session;

@@ -2,7 +2,7 @@
 //! suite (every feature it has, claimed with `--expect`), the report comes
 //! as text, JSON and JUnit, and a baseline forgives a known failure.
 
-mod common;
+use crate::common;
 use common::*;
 
 /// `acp check agent` against the test agent with every extra turned on.

@@ -3,7 +3,7 @@
 //! the client's ids; differences are reported on stderr and in the exit
 //! code; and every command of the script format, driven line by line.
 
-mod common;
+use crate::common;
 use common::*;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `--help` text as people read it: wrapped at the terminal's width, on
 //! word boundaries.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

@@ -5,7 +5,7 @@
 //! (`ACP_TEST_AGENT_GATE`): the test looks at the screen, then creates the
 //! file.
 
-mod common;
+use crate::common;
 use common::*;
 use expectrl::process::unix::WaitStatus;
 use expectrl::session::OsSession as Session;

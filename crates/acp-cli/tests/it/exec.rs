@@ -1,7 +1,7 @@
 //! `acp exec` end to end: golden text and JSON output, prompt sources,
 //! mentions, stop reasons, agent selection and setup errors.
 
-mod common;
+use crate::common;
 use common::*;
 use std::io::Write;
 use std::process::Stdio;

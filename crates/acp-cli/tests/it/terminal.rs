@@ -1,6 +1,6 @@
 //! `terminal/*` served by `acp exec --approve-all`.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

@@ -4,7 +4,7 @@
 //! user's terminal and the run carries on after it, `acp login`, and the
 //! JSON error line of a failed run.
 
-mod common;
+use crate::common;
 use common::*;
 use expectrl::process::unix::WaitStatus;
 use expectrl::session::OsSession as Session;

@@ -1,7 +1,7 @@
 //! `acp agents import-zed`: Zed's custom agents become `[agents.NAME]`
 //! tables, without touching the rest of the config.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::{Path, PathBuf};
 

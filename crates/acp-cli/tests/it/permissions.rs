@@ -1,6 +1,6 @@
 //! Permission policies of `acp exec`.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

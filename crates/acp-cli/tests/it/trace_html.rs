@@ -7,7 +7,7 @@
 //! it this test prints one loud line and passes, unless
 //! `ACP_BROWSER=require` is set: then it fails.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 //! passes standard error, exit codes and signals through, and leaves a
 //! readable record file even when killed with SIGKILL.
 
-mod common;
+use crate::common;
 use common::*;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! the list comes from the same clap definition the binary parses with, so
 //! a subcommand added later is checked without touching this file.
 
-mod common;
+use crate::common;
 
 use common::ACP;
 use std::collections::BTreeSet;

@@ -3,7 +3,7 @@
 //! mid-turn. Each must end with the right exit code and a clear message,
 //! without a panic and without hanging.
 
-mod common;
+use crate::common;
 use common::*;
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,6 @@
 //! Ctrl-C (SIGINT) cancels the turn with `session/cancel`.
 
-mod common;
+use crate::common;
 use common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;

@@ -4,7 +4,7 @@
 //! the client told why), and 200 sessions at once with the server's memory
 //! and descriptors bounded.
 
-mod common;
+use crate::common;
 
 use common::served::{Served, group_alive, wait_until};
 use common::*;

@@ -3,7 +3,7 @@
 //! trace; a command line without `{agent}` is a usage error, and a client
 //! that never starts the agent or closes it at once fails with the reason.
 
-mod common;
+use crate::common;
 use common::*;
 
 /// `acp check client` with `acp exec --approve-all` as the client.

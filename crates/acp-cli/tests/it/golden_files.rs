@@ -1,7 +1,7 @@
 //! The golden-file helper itself: byte-for-byte comparison, and `BLESS=1`
 //! rewriting a missing or different file while still failing.
 
-mod common;
+use crate::common;
 use common::check_golden;
 
 #[test]

@@ -2,7 +2,7 @@
 //! event, a torn last line) as text and JSON, the `--session` / `--turn`
 //! filters, and a real `acp record` session read back.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::PathBuf;
 

@@ -1,6 +1,6 @@
 //! `fs/*` served by `acp exec`: line ranges, atomic writes, confinement.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

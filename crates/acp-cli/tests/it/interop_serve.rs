@@ -4,7 +4,7 @@
 //! (a permission request and an `fs/read_text_file` flowing back to it, a
 //! slow turn cancelled with `session/cancel`), with and without the token.
 
-mod common;
+use crate::common;
 
 use acp_interop::Peer::Js;
 use acp_interop::run;

@@ -1,6 +1,6 @@
 //! The agent dying mid-turn.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]
