@@ -20,19 +20,17 @@
 //! `setsid`) are out of its reach. It requires a Tokio runtime and a Unix
 //! platform.
 
-use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, Command};
 use tokio::task::JoinHandle;
 
@@ -42,19 +40,13 @@ use crate::engine::ConnectionOptions;
 use crate::error::ConnectionError;
 use crate::transport::Transport;
 
+mod stderr;
+
+pub use stderr::{STDERR_TAIL_LINES, StderrTail};
+
 /// How long the agent gets to exit after `SIGTERM` before it is sent
 /// `SIGKILL`, unless set with [`AgentCommand::kill_grace`].
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
-
-/// How many of the agent's last standard error lines
-/// [`AgentProcess::stderr_tail`] keeps.
-pub const STDERR_TAIL_LINES: usize = 50;
-
-/// Longer standard error lines are cut to this many bytes.
-const MAX_STDERR_LINE: usize = 16 * 1024;
-
-/// Marker appended to a standard error line that was cut.
-const TRUNCATED_MARKER: &[u8] = b" [truncated]";
 
 /// After the agent exits, [`AgentProcess::wait`] waits at most this long for
 /// the rest of its standard error.
@@ -64,8 +56,6 @@ const STDERR_DRAIN_TIMEOUT: Duration = Duration::from_millis(500);
 const GROUP_POLL_INTERVAL: Duration = Duration::from_millis(20);
 
 type StderrCallback = Arc<dyn Fn(&str) + Send + Sync>;
-
-type StderrTail = Arc<Mutex<VecDeque<String>>>;
 
 /// Why [`AgentCommand::parse`] rejected a command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -261,11 +251,10 @@ impl AgentCommand {
                 self.program
             )));
         };
-        let tail = StderrTail::default();
         let on_line = self
             .on_stderr
             .unwrap_or_else(|| log_stderr_line(pgid.as_raw()));
-        let stderr_task = tokio::spawn(read_stderr(stderr, Arc::clone(&tail), on_line));
+        let (tail, stderr_task) = StderrTail::read(stderr, move |line| on_line(line));
         let (conn, io) =
             ClientSideConnection::new(Transport::new(stdout, stdin), options, make_client);
         Ok(AgentProcess {
@@ -300,11 +289,10 @@ impl AgentCommand {
                 self.program
             )));
         };
-        let tail = StderrTail::default();
         let on_line = self
             .on_stderr
             .unwrap_or_else(|| log_stderr_line(pgid.as_raw()));
-        let stderr_task = tokio::spawn(read_stderr(stderr, Arc::clone(&tail), on_line));
+        let (tail, stderr_task) = StderrTail::read(stderr, move |line| on_line(line));
         let owner = AgentChild {
             child,
             pgid,
@@ -450,8 +438,7 @@ impl AgentProcess {
     /// standard error, oldest first, for error messages such as
     /// `agent crashed: <last lines>`.
     pub fn stderr_tail(&self) -> Vec<String> {
-        let tail = self.tail.lock().unwrap_or_else(PoisonError::into_inner);
-        tail.iter().cloned().collect()
+        self.tail.lines()
     }
 
     /// Waits for the child, then for every other member of its group, to
@@ -543,8 +530,7 @@ impl AgentChild {
     /// The last lines (at most [`STDERR_TAIL_LINES`]) the agent wrote to
     /// standard error, oldest first.
     pub fn stderr_tail(&self) -> Vec<String> {
-        let tail = self.tail.lock().unwrap_or_else(PoisonError::into_inner);
-        tail.iter().cloned().collect()
+        self.tail.lines()
     }
 }
 
@@ -638,68 +624,4 @@ fn log_stderr_line(pid: i32) -> StderrCallback {
     Arc::new(move |line: &str| {
         tracing::info!(target: "acp::agent_stderr", pid, "{line}");
     })
-}
-
-/// Reads the agent's standard error until end of file, passing each line to
-/// `on_line` and keeping the last ones in `tail`.
-async fn read_stderr(stderr: ChildStderr, tail: StderrTail, on_line: StderrCallback) {
-    let mut reader = BufReader::new(stderr);
-    let mut line = Vec::new();
-    loop {
-        match read_stderr_line(&mut reader, &mut line).await {
-            Ok(true) => {}
-            Ok(false) => return,
-            Err(error) => {
-                tracing::debug!(target: "acp::agent_stderr", %error, "reading agent stderr failed");
-                return;
-            }
-        }
-        let text = String::from_utf8_lossy(&line).into_owned();
-        on_line(&text);
-        push_tail(&tail, text);
-    }
-}
-
-/// Reads one line into `line`, without its line ending and cut to
-/// [`MAX_STDERR_LINE`] bytes. `Ok(false)` at end of file.
-async fn read_stderr_line(
-    reader: &mut (impl AsyncBufRead + Unpin),
-    line: &mut Vec<u8>,
-) -> io::Result<bool> {
-    line.clear();
-    let mut read_any = false;
-    let mut truncated = false;
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            break;
-        }
-        read_any = true;
-        let (chunk, used, complete) = match memchr::memchr(b'\n', available) {
-            Some(at) => (&available[..at], at + 1, true),
-            None => (available, available.len(), false),
-        };
-        let room = MAX_STDERR_LINE.saturating_sub(line.len());
-        truncated |= chunk.len() > room;
-        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        reader.consume(used);
-        if complete {
-            break;
-        }
-    }
-    if line.last() == Some(&b'\r') {
-        line.pop();
-    }
-    if truncated {
-        line.extend_from_slice(TRUNCATED_MARKER);
-    }
-    Ok(read_any)
-}
-
-fn push_tail(tail: &StderrTail, line: String) {
-    let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
-    if tail.len() == STDERR_TAIL_LINES {
-        tail.pop_front();
-    }
-    tail.push_back(line);
 }
