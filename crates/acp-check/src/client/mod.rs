@@ -34,13 +34,14 @@ pub use checks::CHECKS;
 use crate::report::{Filters, Outcome, Report};
 use crate::strict::{Envelope, Handler};
 use crate::wire::{Call, Log, Received, Wire};
+use acp::process::StderrTail;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 /// How `acp check client` runs.
@@ -117,35 +118,12 @@ pub fn shell_quote(text: &str) -> String {
     }
 }
 
-/// The most of the client's stdout and stderr kept (its end).
-const TAIL: usize = 16 * 1024;
-
 /// The client process.
 struct ClientProcess {
     child: Child,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr: StderrTail,
     /// Ends when the client's stderr does.
     stderr_read: Option<tokio::task::JoinHandle<()>>,
-}
-
-fn keep_tail<R: tokio::io::AsyncRead + Unpin + Send + 'static>(
-    mut pipe: R,
-    keep: Arc<Mutex<Vec<u8>>>,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = pipe.read(&mut buf).await {
-            if n == 0 {
-                break;
-            }
-            let mut tail = keep.lock().unwrap();
-            tail.extend_from_slice(&buf[..n]);
-            if tail.len() > TAIL {
-                let cut = tail.len() - TAIL;
-                tail.drain(..cut);
-            }
-        }
-    })
 }
 
 impl ClientProcess {
@@ -173,28 +151,20 @@ impl ClientProcess {
                     format!("cannot start {}: {e}", program.to_string_lossy()),
                 )
             })?;
-        // Its stdout is the user's view (the reply); kept only to be read.
-        drop(keep_tail(
-            child.stdout.take().expect("piped"),
-            Arc::default(),
-        ));
-        let stderr: Arc<Mutex<Vec<u8>>> = Arc::default();
-        let stderr_read = Some(keep_tail(
-            child.stderr.take().expect("piped"),
-            stderr.clone(),
-        ));
+        // Its stdout is the user's view (the reply): read, so that the
+        // client never waits on it, and dropped.
+        let mut stdout = child.stdout.take().expect("piped");
+        tokio::spawn(async move { tokio::io::copy(&mut stdout, &mut tokio::io::sink()).await });
+        let (stderr, read) = StderrTail::read(child.stderr.take().expect("piped"), |_| {});
         Ok(ClientProcess {
             child,
             stderr,
-            stderr_read,
+            stderr_read: Some(read),
         })
     }
 
     fn stderr_end(&self) -> String {
-        let tail = String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned();
-        let last: Vec<&str> = tail.lines().rev().take(3).collect();
-        let last: Vec<&str> = last.into_iter().rev().collect();
-        last.join(" / ")
+        self.stderr.last(3).join(" / ")
     }
 
     fn signal(&self, signal: nix::sys::signal::Signal) {
