@@ -1,6 +1,6 @@
 //! Raw JSON-RPC probes, written byte for byte to a process of their own.
 
-use super::AgentCx;
+use crate::agent::cx::AgentCx;
 use crate::report::Outcome;
 use crate::strict::Envelope;
 use crate::wire::{Received, Wire};
