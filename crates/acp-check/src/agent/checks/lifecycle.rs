@@ -2,17 +2,17 @@
 //! (in the same and in a new process), `session/list`, `session/resume`,
 //! `session/close`, `session/delete`.
 
-use super::shared::{call_failure, capability, strictly};
+use super::shared::{
+    Judged, On, Ready, advertised, advertises, call_failure, capability, strictly,
+};
 use crate::agent::cx::{AgentCx, GRACE, needs};
 use crate::agent::rules;
 use crate::report::{Outcome, shorten};
 use serde_json::{Value, json};
 
 pub(super) async fn load_on(cx: &mut AgentCx, fresh: bool) -> Outcome {
-    match capability(cx, "load").await {
-        Err(o) => return o,
-        Ok(false) => return Outcome::skip("the agent does not advertise loadSession"),
-        Ok(true) => {}
+    if let Err(o) = advertises(cx, "load").await {
+        return o;
     }
     let turn = match cx.ordinary().await {
         Ok(t) => t,
@@ -131,17 +131,9 @@ pub(super) async fn list_all(cx: &mut AgentCx) -> Result<Vec<String>, Outcome> {
     ))
 }
 
-pub(super) async fn session_list(cx: &mut AgentCx) -> Outcome {
-    match capability(cx, "list").await {
-        Err(o) => return o,
-        Ok(false) => return Outcome::skip("the agent does not advertise sessionCapabilities.list"),
-        Ok(true) => {}
-    }
-    let s = match cx.session().await {
-        Ok(s) => s,
-        Err(e) => return needs("session/new", &e),
-    };
-    match list_all(cx).await {
+pub(super) async fn session_list(cx: &mut AgentCx) -> Judged {
+    let Ready { session: s, .. } = advertised(cx, "list", On::Main).await?;
+    Ok(match list_all(cx).await {
         Err(o) => o,
         Ok(ids) if ids.contains(&s.id) => Outcome::pass(),
         // An agent may list only what it stored; worth knowing, not a failure.
@@ -150,103 +142,70 @@ pub(super) async fn session_list(cx: &mut AgentCx) -> Outcome {
             s.id,
             shorten(&ids.join(", "), 200)
         )]),
-    }
+    })
 }
 
-pub(super) async fn session_resume(cx: &mut AgentCx) -> Outcome {
-    match capability(cx, "resume").await {
-        Err(o) => return o,
-        Ok(false) => {
-            return Outcome::skip("the agent does not advertise sessionCapabilities.resume");
-        }
-        Ok(true) => {}
-    }
-    let s = match cx.session().await {
-        Ok(s) => s,
-        Err(e) => return needs("session/new", &e),
-    };
-    let (timeout, params) = (
-        cx.opts.timeout,
-        json!({"sessionId": s.id, "cwd": cx.workspace(), "mcpServers": []}),
-    );
-    let peer = match cx.main().await {
-        Ok(p) => p,
-        Err(e) => return Outcome::fail(e),
-    };
+pub(super) async fn session_resume(cx: &mut AgentCx) -> Judged {
+    let Ready {
+        session: s,
+        cwd,
+        timeout,
+        peer,
+    } = advertised(cx, "resume", On::Main).await?;
+    let params = json!({"sessionId": s.id, "cwd": cwd, "mcpServers": []});
     let call = peer.wire.call("session/resume", params, timeout).await;
     peer.wire.drain(GRACE).await;
     if call.result().is_none() {
-        return call_failure("session/resume", &call);
+        return Err(call_failure("session/resume", &call));
     }
-    strictly(cx, call.seq())
+    Ok(strictly(cx, call.seq()))
 }
 
-pub(super) async fn session_close(cx: &mut AgentCx) -> Outcome {
-    match capability(cx, "close").await {
-        Err(o) => return o,
-        Ok(false) => {
-            return Outcome::skip("the agent does not advertise sessionCapabilities.close");
-        }
-        Ok(true) => {}
-    }
-    let (s, _) = match cx.new_session().await {
-        Ok(s) => s,
-        Err(e) => return needs("session/new", &e),
-    };
-    let timeout = cx.opts.timeout;
-    let peer = match cx.main().await {
-        Ok(p) => p,
-        Err(e) => return Outcome::fail(e),
-    };
+pub(super) async fn session_close(cx: &mut AgentCx) -> Judged {
+    let Ready {
+        session: s,
+        timeout,
+        peer,
+        ..
+    } = advertised(cx, "close", On::New).await?;
     let call = peer
         .wire
         .call("session/close", json!({"sessionId": s.id}), timeout)
         .await;
     if call.result().is_none() {
-        return call_failure("session/close", &call);
+        return Err(call_failure("session/close", &call));
     }
     let prompt = json!({"sessionId": s.id, "prompt": [{"type": "text", "text": "hello"}]});
     let after = peer.wire.call("session/prompt", prompt, timeout).await;
     peer.wire.drain(GRACE).await;
     if after.error().is_none() {
-        return Outcome::fail("a prompt to the closed session was not refused")
-            .with_message(&after.describe());
+        return Err(
+            Outcome::fail("a prompt to the closed session was not refused")
+                .with_message(&after.describe()),
+        );
     }
-    strictly(cx, call.seq())
+    Ok(strictly(cx, call.seq()))
 }
 
-pub(super) async fn session_delete(cx: &mut AgentCx) -> Outcome {
-    match capability(cx, "delete").await {
-        Err(o) => return o,
-        Ok(false) => {
-            return Outcome::skip("the agent does not advertise sessionCapabilities.delete");
-        }
-        Ok(true) => {}
-    }
-    let (s, _) = match cx.new_session().await {
-        Ok(s) => s,
-        Err(e) => return needs("session/new", &e),
-    };
-    let timeout = cx.opts.timeout;
-    let peer = match cx.main().await {
-        Ok(p) => p,
-        Err(e) => return Outcome::fail(e),
-    };
+pub(super) async fn session_delete(cx: &mut AgentCx) -> Judged {
+    let Ready {
+        session: s,
+        timeout,
+        peer,
+        ..
+    } = advertised(cx, "delete", On::New).await?;
     let call = peer
         .wire
         .call("session/delete", json!({"sessionId": s.id}), timeout)
         .await;
     if call.result().is_none() {
-        return call_failure("session/delete", &call);
+        return Err(call_failure("session/delete", &call));
     }
-    if capability(cx, "list").await == Ok(true) {
-        match list_all(cx).await {
-            Err(o) => return o,
-            Ok(ids) if ids.contains(&s.id) => {
-                return Outcome::fail(format!("the deleted session {} is still listed", s.id));
-            }
-            Ok(_) => {}
-        }
+    if capability(cx, "list").await == Ok(true) && list_all(cx).await?.contains(&s.id) {
+        return Err(Outcome::fail(format!(
+            "the deleted session {} is still listed",
+            s.id
+        )));
     }
-    strictly(cx, call.seq())
+    Ok(strictly(cx, call.seq()))
 }

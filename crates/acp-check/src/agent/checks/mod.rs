@@ -1,9 +1,12 @@
 //! The checks of `acp check agent`, in the order they run ([`CHECKS`]),
 //! one file per area. A new check is a function in the file of its area
-//! (`async fn(&mut AgentCx) -> Outcome`) and a line in the table.
+//! (`async fn(&mut AgentCx) -> Outcome`, or `-> Judged` to use `?` on the
+//! steps it needs) and a line in the table. A check of a session method
+//! starts with `shared::advertised` (the capability, a session, the main
+//! process).
 //!
 //! Arrows: this table → the areas' files → `shared` (what they share) →
-//! the run's context ([`AgentCx`](super::AgentCx)) and the rules of a turn.
+//! the run's context ([`AgentCx`]) and the rules of a turn.
 
 mod initialize;
 mod lifecycle;
@@ -16,6 +19,7 @@ mod wire;
 
 use super::cx::AgentCx;
 use crate::catalog::Check;
+use shared::IntoOutcome;
 
 macro_rules! check {
     ($name:literal, $area:literal, $doc:literal, $feature:expr, $rule:literal, $f:path) => {
@@ -25,7 +29,7 @@ macro_rules! check {
             doc: $doc,
             feature: $feature,
             rule: $rule,
-            run: |cx| Box::pin($f(cx)),
+            run: |cx| Box::pin(async move { $f(cx).await.into_outcome() }),
         }
     };
 }

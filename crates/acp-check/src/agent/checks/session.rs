@@ -1,7 +1,7 @@
 //! `session.new`, `session.unknown-rejected`, and the modes and config
 //! options a new session answers (and setting them).
 
-use super::shared::{call_failure, strictly};
+use super::shared::{Judged, On, Ready, call_failure, ready, strictly};
 use crate::agent::cx::{AgentCx, GRACE, needs};
 use crate::report::Outcome;
 use crate::wire::Dir;
@@ -126,13 +126,15 @@ pub(super) async fn unknown_session(cx: &mut AgentCx) -> Outcome {
     }
 }
 
-pub(super) async fn set_mode(cx: &mut AgentCx) -> Outcome {
-    let s = match cx.session().await {
-        Ok(s) => s,
-        Err(e) => return needs("session/new", &e),
-    };
+pub(super) async fn set_mode(cx: &mut AgentCx) -> Judged {
+    let Ready {
+        session: s,
+        timeout,
+        peer,
+        ..
+    } = ready(cx, On::Main).await?;
     let Some(modes) = s.result.get("modes").filter(|m| !m.is_null()) else {
-        return Outcome::skip("session/new answered no modes");
+        return Err(Outcome::skip("session/new answered no modes"));
     };
     let current = modes["currentModeId"].as_str().unwrap_or("").to_string();
     let ids: Vec<String> = modes["availableModes"]
@@ -145,12 +147,7 @@ pub(super) async fn set_mode(cx: &mut AgentCx) -> Outcome {
         .unwrap_or_default();
     let target = ids.iter().find(|m| **m != current).or(ids.first()).cloned();
     let Some(target) = target else {
-        return Outcome::skip("no available mode");
-    };
-    let timeout = cx.opts.timeout;
-    let peer = match cx.main().await {
-        Ok(p) => p,
-        Err(e) => return Outcome::fail(e),
+        return Err(Outcome::skip("no available mode"));
     };
     let call = peer
         .wire
@@ -162,16 +159,21 @@ pub(super) async fn set_mode(cx: &mut AgentCx) -> Outcome {
         .await;
     peer.wire.drain(GRACE).await;
     if call.result().is_none() {
-        return call_failure(&format!("session/set_mode to {target}"), &call);
+        return Err(call_failure(
+            &format!("session/set_mode to {target}"),
+            &call,
+        ));
     }
-    strictly(cx, call.seq())
+    Ok(strictly(cx, call.seq()))
 }
 
-pub(super) async fn set_config_option(cx: &mut AgentCx) -> Outcome {
-    let s = match cx.session().await {
-        Ok(s) => s,
-        Err(e) => return needs("session/new", &e),
-    };
+pub(super) async fn set_config_option(cx: &mut AgentCx) -> Judged {
+    let Ready {
+        session: s,
+        timeout,
+        peer,
+        ..
+    } = ready(cx, On::Main).await?;
     let options = s.result["configOptions"]
         .as_array()
         .cloned()
@@ -200,12 +202,7 @@ pub(super) async fn set_config_option(cx: &mut AgentCx) -> Outcome {
         }
     }
     let Some((id, value, params)) = choice else {
-        return Outcome::skip("no config option with another value to set");
-    };
-    let timeout = cx.opts.timeout;
-    let peer = match cx.main().await {
-        Ok(p) => p,
-        Err(e) => return Outcome::fail(e),
+        return Err(Outcome::skip("no config option with another value to set"));
     };
     let call = peer
         .wire
@@ -213,17 +210,20 @@ pub(super) async fn set_config_option(cx: &mut AgentCx) -> Outcome {
         .await;
     peer.wire.drain(GRACE).await;
     let Some(result) = call.result() else {
-        return call_failure(&format!("session/set_config_option {id}"), &call);
+        return Err(call_failure(
+            &format!("session/set_config_option {id}"),
+            &call,
+        ));
     };
     let now = result["configOptions"]
         .as_array()
         .and_then(|a| a.iter().find(|o| o["id"] == json!(id)))
         .map(|o| o["currentValue"].clone());
-    match now {
+    Ok(match now {
         Some(v) if v == value => strictly(cx, call.seq()),
         Some(v) => Outcome::fail(format!("set {id} to {value}, but the answer says {v}"))
             .with_message(&call.describe()),
         None => Outcome::fail(format!("the answer does not list option {id}"))
             .with_message(&call.describe()),
-    }
+    })
 }
