@@ -1,10 +1,11 @@
 //! Reading the table notation (see the header of `v1.types`).
 
-use super::{Field, Handler, Method, Table, Ty};
+use super::ty::{Defs, Field, Handler, Method, Ty};
 use serde_json::Value;
 use std::collections::HashMap;
 
-pub(super) fn table(text: &str) -> Result<Table, String> {
+/// The types and the methods of a table.
+pub(super) fn table(text: &str) -> Result<(Defs, HashMap<String, Method>), String> {
     let mut defs = HashMap::new();
     let mut methods = HashMap::new();
     for (n, line) in text.lines().enumerate() {
@@ -46,15 +47,14 @@ pub(super) fn table(text: &str) -> Result<Table, String> {
         }
         defs.insert(name.trim().to_string(), ty);
     }
-    let table = Table { defs, methods };
-    for (name, m) in &table.methods {
+    for (name, m) in &methods {
         for ty in std::iter::once(&m.params).chain(&m.result) {
-            if !table.defs.contains_key(ty) {
+            if !defs.contains_key(ty) {
                 return Err(format!("method {name} names the unknown type {ty}"));
             }
         }
     }
-    Ok(table)
+    Ok((defs, methods))
 }
 
 struct Parser<'a> {
