@@ -65,7 +65,8 @@ async fn start(cx: &mut ClientCx) -> Result<(), String> {
     write_agent_script(cx).map_err(|e| format!("cannot write the agent script: {e}"))?;
     let listener = tokio::net::UnixListener::bind(cx.socket_path())
         .map_err(|e| format!("cannot listen on {}: {e}", cx.socket_path().display()))?;
-    let argv = substitute(&cx.opts.command, &cx.agent_path().display().to_string())?;
+    let argv = substitute(&cx.opts.command, &cx.agent_path().display().to_string())
+        .map_err(|e| e.to_string())?;
     let client = ClientProcess::spawn(&argv, &cx.workspace()).map_err(|e| e.to_string())?;
     cx.client = Some(client);
     let deadline = tokio::time::Instant::now() + cx.opts.timeout;

@@ -56,7 +56,7 @@ mod turn;
 
 pub use checks::CHECKS;
 pub use cx::{ClientCx, Session};
-pub use options::{ClientOptions, PLACEHOLDER, shell_quote, substitute};
+pub use options::{ClientOptions, CommandLineError, PLACEHOLDER, shell_quote, substitute};
 
 use crate::report::Report;
 

@@ -46,13 +46,22 @@ impl ClientOptions {
 /// The placeholder for the checking agent in the client's command line.
 pub const PLACEHOLDER: &str = "{agent}";
 
+/// Why [`substitute`] refused the client's command line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CommandLineError {
+    /// No word of the command line has [`PLACEHOLDER`].
+    #[error(
+        "the client's command line has no {{agent}}: put it where the client takes the agent's command"
+    )]
+    NoPlaceholder,
+}
+
 /// `command` with `{agent}` replaced by `agent`: a whole word as it is, a
 /// part of a word shell-quoted. An error when no word has it.
-pub fn substitute(command: &[String], agent: &str) -> Result<Vec<String>, String> {
+pub fn substitute(command: &[String], agent: &str) -> Result<Vec<String>, CommandLineError> {
     if !command.iter().any(|w| w.contains(PLACEHOLDER)) {
-        return Err(format!(
-            "the client's command line has no {PLACEHOLDER}: put it where the client takes the agent's command"
-        ));
+        return Err(CommandLineError::NoPlaceholder);
     }
     Ok(command
         .iter()
@@ -109,6 +118,12 @@ mod tests {
             words(&["c", "--agent=/tmp/x/agent"])
         );
         assert!(substitute(&words(&["c", "agent"]), "/x").is_err());
+        assert_eq!(
+            substitute(&words(&["c", "agent"]), "/x")
+                .unwrap_err()
+                .to_string(),
+            "the client's command line has no {agent}: put it where the client takes the agent's command"
+        );
         assert_eq!(shell_quote("it's"), "'it'\\''s'");
     }
 }

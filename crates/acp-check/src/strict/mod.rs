@@ -19,7 +19,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-pub use ty::{Handler, Method};
+pub use ty::{Handler, Method, TableError};
 pub use validate::Findings;
 
 use ty::Defs;
@@ -41,7 +41,7 @@ impl Table {
     }
 
     /// Parses a table in the notation of `v1.types`.
-    pub fn parse(text: &str) -> Result<Table, String> {
+    pub fn parse(text: &str) -> Result<Table, TableError> {
         let (defs, methods) = parse::table(text)?;
         Ok(Table { defs, methods })
     }

@@ -59,5 +59,28 @@ pub(crate) struct Field {
     pub ty: Ty,
 }
 
+/// Why [`Table::parse`](super::Table::parse) rejected a table.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TableError {
+    /// A line is neither a type (`Name = type`) nor a method (`@method`) in
+    /// the notation, or its type does not parse.
+    #[error("line {line}: {message}")]
+    Line {
+        /// The line's number, from 1.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A method names a type the table does not define.
+    #[error("method {method} names the unknown type {ty}")]
+    UnknownType {
+        /// The method.
+        method: String,
+        /// The type it names.
+        ty: String,
+    },
+}
+
 /// The table's types, by name.
 pub(crate) type Defs = HashMap<String, Ty>;
