@@ -10,7 +10,7 @@
 //!
 //! `cargo bench -p acp-agent --bench store_flood` (`-- N` for another N).
 
-#[path = "../tests/support/mod.rs"]
+#[path = "../tests/it/support/mod.rs"]
 mod support;
 
 use acp::schema::*;

@@ -35,6 +35,25 @@
 //!
 //! What it does not do: judge what an agent *says* (models differ), or
 //! check the unstable parts of the protocol.
+//!
+//! # Layout
+//! - [`agent`]: `acp check agent` (the checker is the client): the run's
+//!   context in `agent/cx.rs`, the checks in `agent/checks/`, one file per
+//!   area with the table in `agent/checks/mod.rs`. A new agent check is a
+//!   function in its area's file and a line of that table.
+//! - [`client`]: `acp check client` (the checker is the agent): the life in
+//!   `client/life.rs`, the prompt turn in `client/turn.rs` (with
+//!   `terminal.rs`, `elicitation.rs`), the table in `client/checks.rs`. A
+//!   new client check is a step of the turn that records its outcome, and
+//!   a line of that table.
+//! - Below both: [`wire`] (raw JSON-RPC lines and the log), [`strict`] (the
+//!   type table, `strict/v1.types`), [`process`] (a peer as a child
+//!   process), [`report`] and [`catalog`] (checks as data, running them).
+//!
+//! Arrows point down, from `agent`/`client` to the shared modules, and
+//! inside each from the table to the checks to the context; no module
+//! reaches back up. The fixtures that prove the checks (the mutants) are in
+//! the unpublished crate `acp-testkit`; the tests in `tests/it/`.
 #![deny(missing_docs)]
 
 pub mod agent;

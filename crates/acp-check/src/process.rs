@@ -2,21 +2,18 @@
 
 use crate::strict::Handler;
 use crate::wire::{Log, Wire};
+use acp::process::StderrTail;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
-
-/// The most of a peer's standard error kept (its end).
-const STDERR_TAIL: usize = 16 * 1024;
 
 /// A peer process: its wire and the child.
 pub struct Peer {
     /// The raw JSON-RPC wire over its stdin/stdout.
     pub wire: Wire,
     child: Child,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr: StderrTail,
 }
 
 impl Peer {
@@ -54,23 +51,7 @@ impl Peer {
         })?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
-        let mut stderr_pipe = child.stderr.take().expect("piped stderr");
-        let stderr: Arc<Mutex<Vec<u8>>> = Arc::default();
-        let keep = stderr.clone();
-        tokio::spawn(async move {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = stderr_pipe.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                let mut tail = keep.lock().unwrap();
-                tail.extend_from_slice(&buf[..n]);
-                if tail.len() > STDERR_TAIL {
-                    let cut = tail.len() - STDERR_TAIL;
-                    tail.drain(..cut);
-                }
-            }
-        });
+        let (stderr, _read) = StderrTail::read(child.stderr.take().expect("piped stderr"), |_| {});
         Ok(Peer {
             wire: Wire::new(id, log, side, stdout, stdin),
             child,
@@ -78,9 +59,10 @@ impl Peer {
         })
     }
 
-    /// The end of what the peer wrote to standard error.
+    /// The end of what the peer wrote to standard error: its last lines
+    /// (see [`StderrTail`]), one per line.
     pub fn stderr_tail(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+        self.stderr.lines().join("\n")
     }
 
     /// Whether the process exits within `wait`; its status if so.

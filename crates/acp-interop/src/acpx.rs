@@ -1,6 +1,6 @@
 //! acpx, a headless ACP client others wrote (npm package `acpx`), pinned in
 //! `interop/acpx` for `acp check client` to judge
-//! (`crates/acp-cli/tests/interop_check_client.rs`).
+//! (`crates/acp-cli/tests/it/interop_check_client.rs`).
 //!
 //! It is installed with `npm install` from the lock file, not `npm ci`:
 //! acpx 0.19.1 depends on `@openclaw/fs-safe`, whose optional packages for

@@ -3,17 +3,18 @@
 //! and the Python SDK (`interop/python`).
 //!
 //! The tests live next to what they drive, so that cargo builds it for them
-//! and hands them its path (`CARGO_BIN_EXE_…`); nothing here runs cargo:
+//! and hands them its path (`CARGO_BIN_EXE_…`; the fixture agents through
+//! crate acp-testkit); nothing here runs cargo:
 //!
-//! - `crates/acp-cli/tests/interop_exec.rs`: our `acp exec` against the
-//!   peers' agents; `crates/acp-cli/tests/interop_clients.rs`: the peers'
+//! - `crates/acp-cli/tests/it/interop_exec.rs`: our `acp exec` against the
+//!   peers' agents; `crates/acp-cli/tests/it/interop_clients.rs`: the peers'
 //!   clients against our `acp-test-agent`;
-//! - `tests/echo_agent.rs` here: the peers' clients against the `echo_agent`
+//! - `tests/it/echo_agent.rs` here: the peers' clients against the `echo_agent`
 //!   example of crate `acp` (built by this crate as its binary
 //!   `echo_agent`, from the example's source file);
-//! - `tests/runtime.rs` here: our runtime's client connection against the
+//! - `tests/it/runtime.rs` here: our runtime's client connection against the
 //!   peers' agents;
-//! - `crates/acp-e2e/tests/check_agents.rs`: `acp check agent` judging the
+//! - `crates/acp-e2e/tests/it/check_agents.rs`: `acp check agent` judging the
 //!   peers' agents (and our own).
 //!
 //! What they share:
@@ -25,7 +26,7 @@
 //!   test, with one line on standard error, when the peer's runtime (`node`,
 //!   `python3`) is missing, unless `ACP_INTEROP=require` makes that a failure;
 //! - [`acpx()`]: acpx, a client others wrote, pinned in `interop/acpx`, for
-//!   `acp check client` (`crates/acp-cli/tests/interop_check_client.rs`);
+//!   `acp check client` (`crates/acp-cli/tests/it/interop_check_client.rs`);
 //! - [`Sandbox`]: a temporary directory with a session directory and a log
 //!   file, and commands run in it with a time limit ([`run`]).
 //!

@@ -150,32 +150,13 @@ pub fn parse_retry_after(
 /// are sent in.
 fn parse_http_date(s: &str) -> Option<SystemTime> {
     let rest = s.split_once(", ").map_or(s, |(_, r)| r);
-    let mut parts = rest.split_whitespace();
-    let day: i64 = parts.next()?.parse().ok()?;
-    let month = parts.next()?;
-    let year: i64 = parts.next()?.parse().ok()?;
-    let time = parts.next()?;
-    if parts.next()? != "GMT" {
-        return None;
-    }
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let month = MONTHS.iter().position(|m| *m == month)? as i64 + 1;
-    let mut hms = time.split(':').map(|p| p.parse::<i64>().ok());
-    let (h, m, sec) = (hms.next()??, hms.next()??, hms.next()??);
-    // Days from the civil date (Howard Hinnant's days_from_civil).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + h * 3600 + m * 60 + sec;
-    u64::try_from(secs)
-        .ok()
-        .map(|s| SystemTime::UNIX_EPOCH + Duration::from_secs(s))
+    let civil = jiff::fmt::strtime::parse("%d %b %Y %H:%M:%S GMT", rest)
+        .ok()?
+        .to_datetime()
+        .ok()?;
+    let at = jiff::tz::Offset::UTC.to_timestamp(civil).ok()?;
+    let secs = u64::try_from(at.as_second()).ok()?;
+    Some(SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
 }
 
 #[cfg(test)]

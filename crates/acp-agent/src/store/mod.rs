@@ -202,31 +202,15 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// `ms` since the epoch as an RFC 3339 UTC timestamp.
+/// `ms` since the epoch as an RFC 3339 UTC timestamp, to the second
+/// (clamped to the years 9999 BC to 9999 AD, which `jiff` can represent).
 pub fn rfc3339(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (year, month, day) = civil_date(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// The date `days` after 1970-01-01 as (year, month, day), by Howard
-/// Hinnant's civil-from-days algorithm.
-pub fn civil_date(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
+    let secs = ms.div_euclid(1000).clamp(
+        jiff::Timestamp::MIN.as_second(),
+        jiff::Timestamp::MAX.as_second(),
+    );
+    let at = jiff::Timestamp::from_second(secs).expect("a second within jiff's range");
+    at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// The database's work, handed to its thread.

@@ -1,6 +1,6 @@
 //! The rules of a turn, judged over the recorded lines.
 
-use super::Turn;
+use super::cx::Turn;
 use crate::strict::Envelope;
 use crate::wire::{Dir, Event};
 use serde_json::Value;

@@ -1,11 +1,10 @@
 //! The checks of `acp check client`, in the order the turn runs them.
 //!
-//! The turn ([`super::turn`]) records each outcome under its check's name;
-//! the wire checks are judged from the log once the client's life is over
-//! ([`judge_wire`]). A check reads its outcome with
-//! [`ClientCx::judged`](super::ClientCx::judged).
+//! The turn (`turn.rs`) records each outcome under its check's name; the
+//! wire checks are judged from the log once the client's life is over
+//! ([`judge_wire`]). A check reads its outcome with [`ClientCx::judged`].
 
-use super::ClientCx;
+use super::cx::ClientCx;
 use crate::catalog::Check;
 use crate::report::Outcome;
 use crate::strict::Envelope;
@@ -22,7 +21,7 @@ macro_rules! checks {
                 doc: $doc,
                 feature: $feature,
                 rule: $rule,
-                run: |cx| Box::pin(cx.judged($name)),
+                run: |cx| Box::pin(std::future::ready(cx.judged($name))),
             }
         ),*];
     };

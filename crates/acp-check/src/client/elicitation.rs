@@ -13,8 +13,8 @@
 //! (`example.invalid`). Accepting it (the user was sent there) is followed
 //! by `elicitation/complete`, after which the client must still answer.
 
-use super::ClientCx;
-use super::turn::{session_id, still_answers, strictly};
+use super::cx::ClientCx;
+use super::judge::{session_id, still_answers, strictly};
 use crate::report::Outcome;
 use crate::wire::Call;
 use serde_json::{Map, Value, json};

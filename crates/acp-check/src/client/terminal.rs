@@ -4,8 +4,8 @@
 //! The commands are `sh -c …` scripts, so any POSIX client machine runs
 //! them. Every terminal created is released.
 
-use super::ClientCx;
-use super::turn::{allowed, failed, session_id, strictly};
+use super::cx::ClientCx;
+use super::judge::{allowed, failed, fresh_path, session_id, strictly};
 use crate::report::{Outcome, shorten};
 use crate::wire::Call;
 use serde_json::{Value, json};
@@ -88,7 +88,7 @@ pub async fn run(cx: &mut ClientCx) {
         .as_ref()
         .map(|s| s.cwd.clone())
         .unwrap_or_default();
-    let dir = super::turn::fresh_path(&cwd, "dir");
+    let dir = fresh_path(&cwd, "dir");
     let made = std::fs::create_dir(&dir).is_ok();
     let dir = if made { dir } else { cwd.clone() };
     run_in(cx, &tool, &dir).await;

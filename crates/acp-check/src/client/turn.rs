@@ -9,7 +9,11 @@
 //! and the client advertises what it needs; otherwise its checks are
 //! skipped with the reason.
 
-use super::ClientCx;
+use super::checks::CHECKS;
+use super::cx::ClientCx;
+use super::judge::{
+    PING, allowed, ask, failed, fresh_path, permission_outcome, session_id, still_answers, strictly,
+};
 use crate::report::Outcome;
 use crate::strict::Envelope;
 use crate::wire::Call;
@@ -17,55 +21,36 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The ext method the turn uses to see that the client still answers.
-const PING: &str = "_acp_check/ping";
-
 /// What the text read back must be.
 const READ_TEXT: &str = "one\ntwo\nthree\nfour\nfive: ünïcödé ✓ 日本語 🦀\n";
 /// What the client is asked to write.
 const WRITE_TEXT: &str = "written by acp check\nünïcödé ✓ 日本語 🦀\n";
 
-pub(super) fn failed(what: &str, call: &Call) -> Outcome {
-    match &call.response {
-        Some(r) => Outcome::fail(format!("{what}: answered with an error")).with_message(&r.line),
-        None => Outcome::fail(format!("{what}: {}", call.describe())),
-    }
-}
-
-/// The strict findings of a response, as an outcome (pass when clean).
-pub(super) fn strictly(cx: &ClientCx, call: &Call) -> Option<Outcome> {
-    let seq = call.seq()?;
-    let events = cx.log.since(seq);
-    let e = events.first()?;
-    (!e.findings.errors.is_empty())
-        .then(|| Outcome::fail(e.findings.errors.join("; ")).with_message(&e.line))
-}
-
 /// Runs the turn; returns its stop reason.
 pub async fn run(cx: &mut ClientCx) -> &'static str {
     judge_requests(cx);
-    if cx.wanted("updates.") {
+    if wanted(cx, "updates.") {
         updates(cx).await;
     }
-    if cx.wanted("rpc.") {
+    if wanted(cx, "rpc.") {
         probes(cx).await;
     }
-    if cx.wanted("fs.read") {
+    if wanted(cx, "fs.read") {
         reads(cx).await;
     }
-    if cx.wanted("permission.") {
+    if wanted(cx, "permission.") {
         permissions(cx).await;
     }
-    if cx.wanted("fs.write") {
+    if wanted(cx, "fs.write") {
         write(cx).await;
     }
-    if cx.wanted("terminal.") {
+    if wanted(cx, "terminal.") {
         super::terminal::run(cx).await;
     }
-    if cx.wanted("elicitation.") {
+    if wanted(cx, "elicitation.") {
         super::elicitation::run(cx).await;
     }
-    if cx.wanted("rpc.parse-error") || cx.wanted("rpc.garbage-survived") {
+    if wanted(cx, "rpc.parse-error") || wanted(cx, "rpc.garbage-survived") {
         garbage(cx).await;
     }
     let text = format!(
@@ -75,7 +60,7 @@ pub async fn run(cx: &mut ClientCx) -> &'static str {
     cx.update(
         json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}),
     );
-    if (cx.wanted("cancel.") || cx.wanted("permission.cancelled")) && cancel(cx).await {
+    if (wanted(cx, "cancel.") || wanted(cx, "permission.cancelled")) && cancel(cx).await {
         return "cancelled";
     }
     "end_turn"
@@ -168,18 +153,6 @@ fn judge_requests(cx: &mut ClientCx) {
             }
         }
         cx.record("session.prompt", outcome);
-    }
-}
-
-/// Whether the client still answers: a ping, answered at all.
-pub(super) async fn still_answers(cx: &mut ClientCx, after: &str) -> Outcome {
-    let call = cx.call(PING, json!({})).await;
-    match &call.response {
-        Some(_) => Outcome::pass(),
-        None => Outcome::fail(format!(
-            "after {after}, a request was not answered: {}",
-            call.describe()
-        )),
     }
 }
 
@@ -304,16 +277,6 @@ async fn probes(cx: &mut ClientCx) {
     cx.record("rpc.invalid-params", expect_error(&call, -32602, &id));
 }
 
-/// A path in `dir` named `acp-check-<pid>-<n>-<what>` that does not exist
-/// yet: the checks never touch a file of the user's, even when the client
-/// runs in a real project.
-pub(super) fn fresh_path(dir: &Path, what: &str) -> PathBuf {
-    (0..)
-        .map(|n| dir.join(format!("acp-check-{}-{n}-{what}", std::process::id())))
-        .find(|p| std::fs::symlink_metadata(p).is_err())
-        .expect("a free name")
-}
-
 /// Creates the fixture (a new file) in the session's cwd; why not, if it
 /// cannot.
 fn fixture(cx: &ClientCx, what: &str, text: &str) -> Result<PathBuf, String> {
@@ -333,13 +296,6 @@ fn fixture(cx: &ClientCx, what: &str, text: &str) -> Result<PathBuf, String> {
             )
         })?;
     Ok(path)
-}
-
-pub(super) fn session_id(cx: &ClientCx) -> String {
-    cx.session
-        .as_ref()
-        .map(|s| s.id.clone())
-        .unwrap_or_default()
 }
 
 async fn reads(cx: &mut ClientCx) {
@@ -429,60 +385,6 @@ async fn reads(cx: &mut ClientCx) {
     let _ = std::fs::remove_file(&path);
 }
 
-/// Sends a permission request with `options` for a new tool call; the call
-/// and the offered ids.
-async fn ask(
-    cx: &mut ClientCx,
-    title: &str,
-    kind: &str,
-    locations: Value,
-    options: Value,
-) -> (String, Call) {
-    let tool = cx.tool_call(title, kind, locations.clone());
-    let session = session_id(cx);
-    let params = json!({
-        "sessionId": session,
-        "toolCall": {"toolCallId": tool, "title": title, "kind": kind, "status": "pending", "locations": locations},
-        "options": options,
-    });
-    let call = cx.call("session/request_permission", params).await;
-    (tool, call)
-}
-
-/// The outcome of a permission answer: `Ok(Some(id))` selected, `Ok(None)`
-/// cancelled, `Err` a failure.
-fn permission_outcome(
-    cx: &ClientCx,
-    call: &Call,
-    offered: &[&str],
-) -> Result<Option<String>, Outcome> {
-    let Some(result) = call.result() else {
-        return Err(failed("session/request_permission", call));
-    };
-    if let Some(bad) = strictly(cx, call) {
-        return Err(bad);
-    }
-    match result["outcome"]["outcome"].as_str() {
-        Some("cancelled") => Ok(None),
-        Some("selected") => {
-            let id = result["outcome"]["optionId"].as_str().unwrap_or("");
-            if offered.contains(&id) {
-                Ok(Some(id.to_string()))
-            } else {
-                Err(Outcome::fail(format!(
-                    "selected optionId {id:?}, which was not offered ({})",
-                    offered.join(", ")
-                ))
-                .with_message(&call.describe()))
-            }
-        }
-        _ => Err(
-            Outcome::fail("an outcome that is neither selected nor cancelled")
-                .with_message(&call.describe()),
-        ),
-    }
-}
-
 const KINDS: [&str; 4] = ["allow_once", "allow_always", "reject_once", "reject_always"];
 
 async fn permissions(cx: &mut ClientCx) {
@@ -537,37 +439,6 @@ async fn permissions(cx: &mut ClientCx) {
         single = single.with_notes([seen.join(", ")]);
     }
     cx.record("permission.single-kind", single);
-}
-
-/// Asks for permission for an action; `Err(skip)` when it was refused.
-pub(super) async fn allowed(
-    cx: &mut ClientCx,
-    title: &str,
-    kind: &str,
-    locations: Value,
-) -> Result<String, Outcome> {
-    let options = json!([
-        {"optionId": "acp-check-allow", "name": "Allow", "kind": "allow_once"},
-        {"optionId": "acp-check-reject", "name": "Reject", "kind": "reject_once"},
-    ]);
-    let (tool, call) = ask(cx, title, kind, locations, options).await;
-    match permission_outcome(cx, &call, &["acp-check-allow", "acp-check-reject"]) {
-        Ok(Some(id)) if id == "acp-check-allow" => Ok(tool),
-        Ok(other) => {
-            cx.tool_done(&tool, "failed");
-            Err(Outcome::skip(format!(
-                "the client did not allow the permission request for it ({})",
-                other.as_deref().unwrap_or("cancelled")
-            )))
-        }
-        Err(o) => {
-            cx.tool_done(&tool, "failed");
-            Err(Outcome::skip(format!(
-                "its permission request failed: {}",
-                o.reason
-            )))
-        }
-    }
 }
 
 async fn write(cx: &mut ClientCx) {
@@ -771,4 +642,12 @@ async fn cancel(cx: &mut ClientCx) -> bool {
     cx.record("permission.cancelled", o);
     cx.tool_done(&tool, "failed");
     cancel_seq.is_some()
+}
+
+/// Whether any selected check starts with `prefix` (a part of the turn
+/// runs only when a check needs it).
+fn wanted(cx: &ClientCx, prefix: &str) -> bool {
+    CHECKS
+        .iter()
+        .any(|c| c.name.starts_with(prefix) && cx.opts.filters.selects(c.name))
 }

@@ -12,74 +12,22 @@
 //! file is stale.
 
 mod parse;
+mod ty;
 mod validate;
 
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+pub use ty::{Handler, Method, TableError};
 pub use validate::Findings;
 
-/// Which side handles a method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Handler {
-    /// The agent handles it (the client sends it).
-    Agent,
-    /// The client handles it (the agent sends it).
-    Client,
-    /// Either side (`$/cancel_request`).
-    Protocol,
-}
-
-/// One method of the table.
-#[derive(Debug, Clone)]
-pub struct Method {
-    /// Who handles it.
-    pub handler: Handler,
-    /// The type of its params.
-    pub params: String,
-    /// The type of its result; `None` for a notification.
-    pub result: Option<String>,
-}
-
-/// A type of the table.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Ty {
-    Any,
-    Null,
-    Bool,
-    Str,
-    /// An integer within these bounds.
-    Int(i128, i128),
-    Num,
-    /// Any JSON object.
-    Obj,
-    Const(Value),
-    Ref(String),
-    List(Box<Ty>),
-    Map(Box<Ty>),
-    Object(Vec<Field>),
-    Nullable(Box<Ty>),
-    Either(Vec<Ty>),
-    Both(Vec<Ty>),
-    Tagged {
-        tag: String,
-        variants: Vec<(Option<String>, Ty)>,
-    },
-}
-
-/// A field of an object type.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Field {
-    pub name: String,
-    pub required: bool,
-    pub ty: Ty,
-}
+use ty::Defs;
 
 /// The strict types and the methods of one protocol version.
 #[derive(Debug)]
 pub struct Table {
-    defs: HashMap<String, Ty>,
+    defs: Defs,
     methods: HashMap<String, Method>,
 }
 
@@ -93,8 +41,9 @@ impl Table {
     }
 
     /// Parses a table in the notation of `v1.types`.
-    pub fn parse(text: &str) -> Result<Table, String> {
-        parse::table(text)
+    pub fn parse(text: &str) -> Result<Table, TableError> {
+        let (defs, methods) = parse::table(text)?;
+        Ok(Table { defs, methods })
     }
 
     /// The method named `name`, if the table has it.
@@ -111,7 +60,7 @@ impl Table {
     pub fn check(&self, name: &str, value: &Value, at: &str) -> Findings {
         let mut out = Findings::default();
         match self.defs.get(name) {
-            Some(ty) => validate::check(self, ty, value, at, &[], &mut out),
+            Some(ty) => validate::check(&self.defs, ty, value, at, &[], &mut out),
             None => out.error(at, format!("no type {name} in the table")),
         }
         out

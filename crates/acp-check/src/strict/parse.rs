@@ -1,10 +1,11 @@
 //! Reading the table notation (see the header of `v1.types`).
 
-use super::{Field, Handler, Method, Table, Ty};
+use super::ty::{Defs, Field, Handler, Method, TableError, Ty};
 use serde_json::Value;
 use std::collections::HashMap;
 
-pub(super) fn table(text: &str) -> Result<Table, String> {
+/// The types and the methods of a table.
+pub(super) fn table(text: &str) -> Result<(Defs, HashMap<String, Method>), TableError> {
     let mut defs = HashMap::new();
     let mut methods = HashMap::new();
     for (n, line) in text.lines().enumerate() {
@@ -12,7 +13,10 @@ pub(super) fn table(text: &str) -> Result<Table, String> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let at = |e: String| format!("line {}: {e}", n + 1);
+        let at = |message: String| TableError::Line {
+            line: n + 1,
+            message,
+        };
         if let Some(rest) = line.strip_prefix("@method ") {
             let words: Vec<&str> = rest.split_whitespace().collect();
             let handler = match words.first() {
@@ -46,15 +50,17 @@ pub(super) fn table(text: &str) -> Result<Table, String> {
         }
         defs.insert(name.trim().to_string(), ty);
     }
-    let table = Table { defs, methods };
-    for (name, m) in &table.methods {
+    for (name, m) in &methods {
         for ty in std::iter::once(&m.params).chain(&m.result) {
-            if !table.defs.contains_key(ty) {
-                return Err(format!("method {name} names the unknown type {ty}"));
+            if !defs.contains_key(ty) {
+                return Err(TableError::UnknownType {
+                    method: name.clone(),
+                    ty: ty.clone(),
+                });
             }
         }
     }
-    Ok(table)
+    Ok((defs, methods))
 }
 
 struct Parser<'a> {

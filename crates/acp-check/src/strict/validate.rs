@@ -1,6 +1,6 @@
 //! Judging a JSON value against a type of the table.
 
-use super::{Table, Ty};
+use super::ty::{Defs, Ty};
 use serde_json::Value;
 
 /// What strict judgement found in one value.
@@ -68,27 +68,27 @@ fn short(v: &Value) -> String {
 }
 
 /// The fields `ty` declares for `v` (the chosen variant's, for a union).
-fn keys(table: &Table, ty: &Ty, v: &Value, out: &mut Vec<String>, depth: usize) {
+fn keys(defs: &Defs, ty: &Ty, v: &Value, out: &mut Vec<String>, depth: usize) {
     if depth > 32 {
         return;
     }
     match ty {
         Ty::Object(fields) => out.extend(fields.iter().map(|f| f.name.clone())),
         Ty::Ref(name) => {
-            if let Some(t) = table.defs.get(name) {
-                keys(table, t, v, out, depth + 1)
+            if let Some(t) = defs.get(name) {
+                keys(defs, t, v, out, depth + 1)
             }
         }
-        Ty::Nullable(t) => keys(table, t, v, out, depth + 1),
+        Ty::Nullable(t) => keys(defs, t, v, out, depth + 1),
         Ty::Both(parts) | Ty::Either(parts) => {
             for p in parts {
-                keys(table, p, v, out, depth + 1)
+                keys(defs, p, v, out, depth + 1)
             }
         }
         Ty::Tagged { tag, variants } => {
             out.push(tag.clone());
             if let Some((_, t)) = variant(variants, tag, v) {
-                keys(table, t, v, out, depth + 1)
+                keys(defs, t, v, out, depth + 1)
             }
         }
         _ => {}
@@ -110,7 +110,7 @@ fn variant<'a>(
 /// Judges `v` as `ty` at `path`; `extra` are fields an enclosing type
 /// declares (the tag of a union, the other half of an `&`).
 pub(super) fn check(
-    table: &Table,
+    defs: &Defs,
     ty: &Ty,
     v: &Value,
     path: &str,
@@ -162,14 +162,14 @@ pub(super) fn check(
                 out.error(path, format!("expected {c}, got {}", short(v)));
             }
         }
-        Ty::Ref(name) => match table.defs.get(name) {
-            Some(t) => check(table, t, v, path, extra, out),
+        Ty::Ref(name) => match defs.get(name) {
+            Some(t) => check(defs, t, v, path, extra, out),
             None => out.error(path, format!("no type {name} in the table")),
         },
         Ty::List(item) => match v.as_array() {
             Some(items) => {
                 for (i, x) in items.iter().enumerate() {
-                    check(table, item, x, &format!("{path}[{i}]"), &[], out);
+                    check(defs, item, x, &format!("{path}[{i}]"), &[], out);
                 }
             }
             None => out.error(path, format!("expected a list, got {}", short(v))),
@@ -177,7 +177,7 @@ pub(super) fn check(
         Ty::Map(item) => match v.as_object() {
             Some(map) => {
                 for (k, x) in map {
-                    check(table, item, x, &join(path, k), &[], out);
+                    check(defs, item, x, &join(path, k), &[], out);
                 }
             }
             None => out.error(path, format!("expected an object, got {}", short(v))),
@@ -189,7 +189,7 @@ pub(super) fn check(
             };
             for f in fields {
                 match map.get(&f.name) {
-                    Some(x) => check(table, &f.ty, x, &join(path, &f.name), &[], out),
+                    Some(x) => check(defs, &f.ty, x, &join(path, &f.name), &[], out),
                     None if f.required => {
                         out.error(&join(path, &f.name), "missing (required)".into())
                     }
@@ -204,7 +204,7 @@ pub(super) fn check(
         }
         Ty::Nullable(t) => {
             if !v.is_null() {
-                check(table, t, v, path, extra, out)
+                check(defs, t, v, path, extra, out)
             }
         }
         Ty::Both(parts) => {
@@ -212,10 +212,10 @@ pub(super) fn check(
                 let mut more: Vec<String> = extra.to_vec();
                 for (j, other) in parts.iter().enumerate() {
                     if i != j {
-                        keys(table, other, v, &mut more, 0);
+                        keys(defs, other, v, &mut more, 0);
                     }
                 }
-                check(table, part, v, path, &more, out);
+                check(defs, part, v, path, &more, out);
             }
         }
         Ty::Tagged { tag, variants } => {
@@ -226,7 +226,7 @@ pub(super) fn check(
             let mut more = extra.to_vec();
             more.push(tag.clone());
             match variant(variants, tag, v) {
-                Some((_, t)) => check(table, t, v, path, &more, out),
+                Some((_, t)) => check(defs, t, v, path, &more, out),
                 None => {
                     let known: Vec<String> = variants
                         .iter()
@@ -253,7 +253,7 @@ pub(super) fn check(
             let mut best: Option<Findings> = None;
             for alt in alts {
                 let mut f = Findings::default();
-                check(table, alt, v, path, extra, &mut f);
+                check(defs, alt, v, path, extra, &mut f);
                 if f.errors.is_empty() {
                     out.notes.extend(f.notes);
                     return;

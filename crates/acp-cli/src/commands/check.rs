@@ -97,7 +97,7 @@ async fn run_client(args: ClientCheckArgs) -> Result<u8, Failure> {
         "__agent".to_string(),
     ];
     let mut opts = ClientOptions::new(args.command.clone(), relay);
-    client::substitute(&opts.command, "agent").map_err(Failure::usage)?;
+    client::substitute(&opts.command, "agent").map_err(|e| Failure::usage(e.to_string()))?;
     opts.timeout = seconds(args.timeout, "--timeout")?;
     opts.cancel_within = seconds(args.cancel_within, "--cancel-within")?;
     opts.interrupt = !args.no_interrupt;

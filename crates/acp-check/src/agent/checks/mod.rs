@@ -1,0 +1,367 @@
+//! The checks of `acp check agent`, in the order they run ([`CHECKS`]),
+//! one file per area. A new check is a function in the file of its area
+//! (`async fn(&mut AgentCx) -> Outcome`, or `-> Judged` to use `?` on the
+//! steps it needs) and a line in the table. A check of a session method
+//! starts with `shared::advertised` (the capability, a session, the main
+//! process).
+//!
+//! Arrows: this table → the areas' files → `shared` (what they share) →
+//! the run's context ([`AgentCx`]) and the rules of a turn.
+
+mod initialize;
+mod lifecycle;
+mod prompt;
+mod rpc;
+mod session;
+mod shared;
+mod tools;
+mod wire;
+
+use super::cx::AgentCx;
+use crate::catalog::Check;
+use shared::IntoOutcome;
+
+macro_rules! check {
+    ($name:literal, $area:literal, $doc:literal, $feature:expr, $rule:literal, $f:path) => {
+        Check {
+            name: $name,
+            area: $area,
+            doc: $doc,
+            feature: $feature,
+            rule: $rule,
+            run: |cx| Box::pin(async move { $f(cx).await.into_outcome() }),
+        }
+    };
+}
+
+/// Every check of `acp check agent`.
+pub static CHECKS: &[Check<AgentCx>] = &[
+    check!(
+        "initialize.response",
+        "initialize",
+        "initialization",
+        None,
+        "`initialize` is answered with a well-formed result",
+        initialize::initialize_response
+    ),
+    check!(
+        "initialize.version",
+        "initialize",
+        "initialization#protocol-version",
+        None,
+        "asked for version 1, the agent answers 1",
+        initialize::initialize_version
+    ),
+    check!(
+        "initialize.unsupported-version",
+        "initialize",
+        "initialization#protocol-version",
+        None,
+        "asked for a version it cannot support, the agent answers with one it supports (not an error)",
+        initialize::unsupported_version
+    ),
+    check!(
+        "initialize.auth-methods",
+        "initialize",
+        "initialization",
+        None,
+        "auth methods have distinct ids and names",
+        initialize::auth_methods
+    ),
+    check!(
+        "auth.authenticate",
+        "auth",
+        "initialization",
+        Some("auth"),
+        "`authenticate` with `--auth METHOD` (an advertised method) succeeds",
+        initialize::authenticate
+    ),
+    check!(
+        "session.new",
+        "session",
+        "session-setup#creating-a-session",
+        None,
+        "`session/new` with an absolute cwd answers a session id",
+        session::session_new
+    ),
+    check!(
+        "session.modes",
+        "session",
+        "session-modes",
+        Some("modes"),
+        "the current mode is one of the available modes, whose ids are distinct",
+        session::session_modes
+    ),
+    check!(
+        "session.config-options",
+        "session",
+        "session-config-options",
+        Some("config-options"),
+        "config option ids are distinct; a select's current value is one of its options",
+        session::config_options
+    ),
+    check!(
+        "session.unknown-rejected",
+        "session",
+        "session-setup",
+        None,
+        "a prompt to a session that does not exist is answered with an error",
+        session::unknown_session
+    ),
+    check!(
+        "prompt.text",
+        "prompt",
+        "prompt-turn",
+        None,
+        "a text prompt (`--prompt`) is answered with a stop reason",
+        prompt::prompt_text
+    ),
+    check!(
+        "prompt.resource-link",
+        "prompt",
+        "content#resource-link",
+        None,
+        "a prompt with a resource link is answered with a stop reason (every agent must accept it)",
+        prompt::prompt_resource_link
+    ),
+    check!(
+        "prompt.session-id",
+        "prompt",
+        "prompt-turn#3-agent-reports-output",
+        None,
+        "every update of a turn carries the turn's session id",
+        prompt::prompt_session_id
+    ),
+    check!(
+        "prompt.no-update-after-response",
+        "prompt",
+        "prompt-turn#4-check-for-completion",
+        None,
+        "no turn content arrives after the prompt's response",
+        prompt::no_update_after_response
+    ),
+    check!(
+        "session.set-mode",
+        "session",
+        "session-modes#setting-the-current-mode",
+        Some("modes"),
+        "`session/set_mode` to another available mode succeeds",
+        session::set_mode
+    ),
+    check!(
+        "session.set-config-option",
+        "session",
+        "session-config-options",
+        Some("config-options"),
+        "`session/set_config_option` succeeds and answers the option with its new value",
+        session::set_config_option
+    ),
+    check!(
+        "cancel.stop-reason",
+        "cancel",
+        "prompt-turn#cancellation",
+        None,
+        "after `session/cancel` the turn ends with stop reason `cancelled` within `--cancel-within`",
+        prompt::cancel_stop_reason
+    ),
+    check!(
+        "cancel.session-usable",
+        "cancel",
+        "prompt-turn#cancellation",
+        None,
+        "after a cancelled turn the session answers another prompt",
+        prompt::cancel_session_usable
+    ),
+    check!(
+        "tools.update-follows-call",
+        "tools",
+        "tool-calls#updating",
+        Some("tools"),
+        "every `tool_call_update` follows the `tool_call` it updates",
+        tools::tools_follow
+    ),
+    check!(
+        "tools.status-forward",
+        "tools",
+        "tool-calls#status",
+        Some("tools"),
+        "tool call statuses move forward (pending, in_progress, completed or failed) and stay finished",
+        tools::tools_forward
+    ),
+    check!(
+        "tools.permission-known-call",
+        "tools",
+        "tool-calls#requesting-permission",
+        Some("permission"),
+        "a permission request names a tool call announced before it",
+        tools::permission_known
+    ),
+    check!(
+        "terminals.released",
+        "terminals",
+        "terminals#releasing-terminals",
+        Some("terminal"),
+        "every terminal created is released",
+        tools::terminals_released
+    ),
+    check!(
+        "fs.absolute-paths",
+        "fs",
+        "file-system",
+        Some("fs"),
+        "fs paths and terminal cwds are absolute",
+        tools::fs_absolute
+    ),
+    check!(
+        "session.load",
+        "session",
+        "session-setup#loading-sessions",
+        Some("load"),
+        "`session/load` replays the history before its response",
+        lifecycle::session_load
+    ),
+    check!(
+        "session.load-fresh-process",
+        "session",
+        "session-setup#loading-sessions",
+        Some("load"),
+        "`session/load` in a new process of the agent replays the history before its response",
+        lifecycle::session_load_fresh
+    ),
+    check!(
+        "session.list",
+        "session",
+        "session-list",
+        Some("list"),
+        "`session/list` answers well-formed pages, following `nextCursor` to the end",
+        lifecycle::session_list
+    ),
+    check!(
+        "session.resume",
+        "session",
+        "session-setup",
+        Some("resume"),
+        "`session/resume` of the open session succeeds",
+        lifecycle::session_resume
+    ),
+    check!(
+        "session.close",
+        "session",
+        "session-setup",
+        Some("close"),
+        "`session/close` succeeds and a prompt to the closed session is refused",
+        lifecycle::session_close
+    ),
+    check!(
+        "session.delete",
+        "session",
+        "session-list",
+        Some("delete"),
+        "`session/delete` succeeds and the session leaves `session/list`",
+        lifecycle::session_delete
+    ),
+    check!(
+        "rpc.parse-error",
+        "rpc",
+        "overview",
+        None,
+        "a line that is not JSON is answered -32700 with id null",
+        rpc::parse_error
+    ),
+    check!(
+        "rpc.invalid-request",
+        "rpc",
+        "overview",
+        None,
+        "a request whose method is not a string is answered -32600",
+        rpc::invalid_request
+    ),
+    check!(
+        "rpc.method-not-found",
+        "rpc",
+        "overview",
+        None,
+        "an unknown method is answered -32601",
+        rpc::method_not_found
+    ),
+    check!(
+        "rpc.ext-method-not-found",
+        "rpc",
+        "extensibility#extension-methods",
+        None,
+        "an unknown `_` method is answered -32601",
+        rpc::ext_method_not_found
+    ),
+    check!(
+        "rpc.invalid-params",
+        "rpc",
+        "overview",
+        None,
+        "`session/new` with params of the wrong types is answered -32602",
+        rpc::invalid_params
+    ),
+    check!(
+        "rpc.string-id",
+        "rpc",
+        "overview",
+        None,
+        "a string id (`\"7\"`) is echoed as that string",
+        rpc::string_id
+    ),
+    check!(
+        "rpc.large-id",
+        "rpc",
+        "overview",
+        None,
+        "a large numeric id (2^53 - 1) is echoed exactly",
+        rpc::large_id
+    ),
+    check!(
+        "rpc.notification-unanswered",
+        "rpc",
+        "extensibility#extension-notifications",
+        None,
+        "notifications, known or not, get no response",
+        rpc::notification_unanswered
+    ),
+    check!(
+        "rpc.garbage-survived",
+        "rpc",
+        "transports#stdio",
+        None,
+        "after garbage the agent still answers requests",
+        rpc::garbage_survived
+    ),
+    check!(
+        "rpc.exit-on-eof",
+        "rpc",
+        "transports#stdio",
+        None,
+        "the agent exits within 5 s once its stdin ends",
+        rpc::exit_on_eof
+    ),
+    check!(
+        "wire.json-lines",
+        "wire",
+        "transports#stdio",
+        None,
+        "everything the agent writes to stdout is JSON-RPC messages, one per line",
+        wire::wire_json_lines
+    ),
+    check!(
+        "wire.strict-types",
+        "wire",
+        "schema",
+        None,
+        "every message matches the schema's types strictly (unknown fields are notes)",
+        wire::wire_strict
+    ),
+    check!(
+        "wire.responses-match",
+        "wire",
+        "overview",
+        None,
+        "every response answers a request the checker sent, once",
+        wire::wire_responses
+    ),
+];

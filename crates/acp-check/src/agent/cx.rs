@@ -1,0 +1,497 @@
+//! The run of `acp check agent`: its options, and the context every check
+//! runs in ([`AgentCx`]): the agent's life so far, each step run once, the
+//! first time a check needs it.
+
+use super::acting::Acting;
+use crate::process::Peer;
+use crate::report::{Filters, Outcome};
+use crate::strict::Handler;
+use crate::wire::{Call, Log};
+use acp_host::SupervisorProgram;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How `acp check agent` runs.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// The agent's command line.
+    pub command: Vec<String>,
+    /// The auth method to authenticate with (`--auth`).
+    pub auth: Option<String>,
+    /// The prompts of the ordinary turns (`--prompt`, repeatable); the
+    /// first is "the ordinary turn". `{workspace}` is replaced by the
+    /// temporary workspace's path.
+    pub prompts: Vec<String>,
+    /// The prompt of the turn to be cancelled (`--cancel-prompt`).
+    pub cancel_prompt: String,
+    /// How long a request may take (`--timeout`).
+    pub timeout: Duration,
+    /// How soon after `session/cancel` the turn must end (`--cancel-within`).
+    pub cancel_within: Duration,
+    /// Where to write every line exchanged (`--trace`).
+    pub trace: Option<PathBuf>,
+    /// The program that supervises terminals the agent creates.
+    pub supervisor: SupervisorProgram,
+    /// Which checks run and how they count.
+    pub filters: Filters,
+}
+
+impl AgentOptions {
+    /// Options with the defaults for `command`.
+    pub fn new(command: Vec<String>) -> AgentOptions {
+        AgentOptions {
+            command,
+            auth: None,
+            prompts: vec![DEFAULT_PROMPT.to_string()],
+            cancel_prompt: DEFAULT_CANCEL_PROMPT.to_string(),
+            timeout: Duration::from_secs(60),
+            cancel_within: Duration::from_secs(10),
+            trace: None,
+            supervisor: SupervisorProgram::CurrentExe,
+            filters: Filters::default(),
+        }
+    }
+}
+
+/// The default prompt of the ordinary turn.
+pub const DEFAULT_PROMPT: &str = "Say hello in one short sentence.";
+/// The default prompt of the turn to be cancelled.
+pub const DEFAULT_CANCEL_PROMPT: &str =
+    "Count slowly from 1 to 500, one number per line, and explain each number.";
+
+/// How long the checker keeps listening after a response for late messages.
+pub(super) const GRACE: Duration = Duration::from_millis(300);
+
+/// The initialize exchange.
+#[derive(Debug, Clone)]
+pub struct Init {
+    /// The `result`.
+    pub result: Value,
+}
+
+/// A session the checker opened.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// Its id.
+    pub id: String,
+    /// The `session/new` result.
+    pub result: Value,
+}
+
+/// One turn, as the log recorded it.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    /// Which wire.
+    pub wire: usize,
+    /// The session.
+    pub session: String,
+    /// The log place of the `session/prompt` request.
+    pub sent: usize,
+    /// The log place of its response.
+    pub answered: Option<usize>,
+    /// The first log place after the grace period that followed.
+    pub until: usize,
+    /// The response (or why there is none).
+    pub call: Call,
+}
+
+/// The context every agent check runs in: the agent's life so far.
+pub struct AgentCx {
+    pub(super) opts: AgentOptions,
+    /// Every line of the run.
+    pub log: Arc<Log>,
+    workspace: tempfile::TempDir,
+    acting: Arc<Acting>,
+    main: Option<Peer>,
+    others: Vec<Peer>,
+    next_wire: usize,
+    init: Option<Result<Init, String>>,
+    authed: Option<Result<(), String>>,
+    session: Option<Result<Session, String>>,
+    turns: Vec<Turn>,
+    ordinary: Option<Result<Turn, String>>,
+    cancel: Option<Result<Turn, Outcome>>,
+    probe: Option<Result<Peer, String>>,
+}
+
+/// What a check reports when a step it needs failed.
+pub(super) fn needs(step: &str, why: &str) -> Outcome {
+    Outcome::skip(format!("needs {step}, which failed: {why}"))
+}
+
+impl AgentCx {
+    /// A context for `opts` (nothing started yet).
+    pub fn new(opts: AgentOptions) -> std::io::Result<AgentCx> {
+        let workspace = tempfile::Builder::new().prefix("acp-check-").tempdir()?;
+        std::fs::write(
+            workspace.path().join("notes.txt"),
+            "acp check notes\nline two\nline three\n",
+        )?;
+        let trace = match &opts.trace {
+            Some(path) => Some(std::fs::File::create(path)?),
+            None => None,
+        };
+        let acting = Acting::new(workspace.path(), opts.supervisor.clone())?;
+        Ok(AgentCx {
+            opts,
+            log: Log::new(trace),
+            workspace,
+            acting,
+            main: None,
+            others: Vec::new(),
+            next_wire: 0,
+            init: None,
+            authed: None,
+            session: None,
+            turns: Vec::new(),
+            ordinary: None,
+            cancel: None,
+            probe: None,
+        })
+    }
+
+    /// The temporary workspace (the sessions' cwd).
+    pub fn workspace(&self) -> String {
+        self.workspace.path().display().to_string()
+    }
+
+    fn spawn(&mut self) -> Result<Peer, String> {
+        let id = self.next_wire;
+        self.next_wire += 1;
+        let mut peer = Peer::spawn(
+            &self.opts.command,
+            self.workspace.path(),
+            id,
+            self.log.clone(),
+            Handler::Agent,
+        )
+        .map_err(|e| e.to_string())?;
+        peer.wire.answer_with(self.acting.answer());
+        Ok(peer)
+    }
+
+    fn init_params(version: u64) -> Value {
+        json!({
+            "protocolVersion": version,
+            "clientCapabilities": {
+                "fs": {"readTextFile": true, "writeTextFile": true},
+                "terminal": true,
+            },
+            "clientInfo": {"name": "acp-check", "version": env!("CARGO_PKG_VERSION")},
+        })
+    }
+
+    pub(super) async fn main(&mut self) -> Result<&mut Peer, String> {
+        if self.main.is_none() {
+            self.main = Some(self.spawn()?);
+        }
+        Ok(self.main.as_mut().unwrap())
+    }
+
+    /// Initializes the main process with protocol version 1 (once).
+    pub async fn init(&mut self) -> Result<Init, String> {
+        if let Some(done) = &self.init {
+            return done.clone();
+        }
+        let timeout = self.opts.timeout;
+        let done = match self.main().await {
+            Err(e) => Err(e),
+            Ok(peer) => {
+                let call = peer
+                    .wire
+                    .call("initialize", Self::init_params(1), timeout)
+                    .await;
+                match call.result() {
+                    Some(result) => Ok(Init {
+                        result: result.clone(),
+                    }),
+                    None => Err(format!("initialize: {}", self.describe(&call))),
+                }
+            }
+        };
+        self.init = Some(done.clone());
+        done
+    }
+
+    /// What went wrong with a call, with the agent's stderr when it exited.
+    fn describe(&self, call: &Call) -> String {
+        let mut text = crate::report::shorten(&call.describe(), 300);
+        if call.closed
+            && let Some(peer) = &self.main
+        {
+            let tail = peer.stderr_tail();
+            let last: Vec<&str> = tail.lines().rev().take(3).collect();
+            if !last.is_empty() {
+                let last: Vec<&str> = last.into_iter().rev().collect();
+                text.push_str(&format!(" (its stderr ends: {})", last.join(" / ")));
+            }
+        }
+        text
+    }
+
+    /// Authenticates with `--auth`, when given (once).
+    pub async fn authed(&mut self) -> Result<(), String> {
+        if let Some(done) = &self.authed {
+            return done.clone();
+        }
+        self.init().await?;
+        let done = match self.opts.auth.clone() {
+            None => Ok(()),
+            Some(method) => {
+                let timeout = self.opts.timeout;
+                let peer = self.main().await?;
+                let call = peer
+                    .wire
+                    .call("authenticate", json!({"methodId": method}), timeout)
+                    .await;
+                match call.result() {
+                    Some(_) => Ok(()),
+                    None => Err(format!("authenticate: {}", self.describe(&call))),
+                }
+            }
+        };
+        self.authed = Some(done.clone());
+        done
+    }
+
+    fn new_session_params(&self) -> Value {
+        json!({"cwd": self.workspace(), "mcpServers": []})
+    }
+
+    /// Opens another session on the main process.
+    pub async fn new_session(&mut self) -> Result<(Session, Call), String> {
+        self.authed().await?;
+        let (params, timeout) = (self.new_session_params(), self.opts.timeout);
+        let peer = self.main().await?;
+        let call = peer.wire.call("session/new", params, timeout).await;
+        let Some(result) = call.result().cloned() else {
+            return Err(format!("session/new: {}", self.describe(&call)));
+        };
+        match result.get("sessionId").and_then(Value::as_str) {
+            Some(id) => Ok((
+                Session {
+                    id: id.to_string(),
+                    result,
+                },
+                call,
+            )),
+            None => Err(format!(
+                "session/new answered no sessionId: {}",
+                call.describe()
+            )),
+        }
+    }
+
+    /// The main session (opened once).
+    pub async fn session(&mut self) -> Result<Session, String> {
+        if let Some(done) = &self.session {
+            return done.clone();
+        }
+        let done = self.new_session().await.map(|(s, _)| s);
+        self.session = Some(done.clone());
+        done
+    }
+
+    pub(super) fn prompt_text(&self, text: &str) -> String {
+        text.replace("{workspace}", &self.workspace())
+    }
+
+    /// Runs a turn of `prompt` (content blocks) on `session` of the main
+    /// process, and keeps listening for a moment (300 ms) after its response.
+    pub async fn turn(&mut self, session: &str, prompt: Value) -> Result<Turn, String> {
+        let timeout = self.opts.timeout;
+        let peer = self.main().await?;
+        let params = json!({"sessionId": session, "prompt": prompt});
+        let call = peer.wire.call("session/prompt", params, timeout).await;
+        peer.wire.drain(GRACE).await;
+        let turn = Turn {
+            wire: peer.wire.id,
+            session: session.to_string(),
+            sent: call.sent,
+            answered: call.seq(),
+            until: self.log.len(),
+            call,
+        };
+        self.turns.push(turn.clone());
+        Ok(turn)
+    }
+
+    /// The ordinary turns (`--prompt`), once; the first one.
+    pub async fn ordinary(&mut self) -> Result<Turn, String> {
+        if let Some(done) = &self.ordinary {
+            return done.clone();
+        }
+        let done = match self.session().await {
+            Err(e) => Err(e),
+            Ok(session) => {
+                let mut first = None;
+                for text in self.opts.prompts.clone() {
+                    let text = self.prompt_text(&text);
+                    let turn = self
+                        .turn(&session.id, json!([{"type": "text", "text": text}]))
+                        .await;
+                    match turn {
+                        Ok(turn) => {
+                            first.get_or_insert(turn);
+                        }
+                        Err(e) => {
+                            first = None;
+                            self.ordinary = Some(Err(e));
+                            break;
+                        }
+                    }
+                }
+                first.ok_or_else(|| "no ordinary turn ran (no --prompt)".to_string())
+            }
+        };
+        let done = match &self.ordinary {
+            Some(Err(e)) => Err(e.clone()),
+            _ => done,
+        };
+        self.ordinary = Some(done.clone());
+        done
+    }
+
+    /// The turn to be cancelled (`--cancel-prompt`), once: sent, cancelled
+    /// at its first sign of work (an update or a request, or after two
+    /// seconds), and awaited for `--cancel-within`.
+    pub async fn cancel_turn(&mut self) -> Result<Turn, Outcome> {
+        if let Some(done) = &self.cancel {
+            return done.clone();
+        }
+        let done = self.run_cancel_turn().await;
+        self.cancel = Some(done.clone());
+        done
+    }
+
+    async fn run_cancel_turn(&mut self) -> Result<Turn, Outcome> {
+        let session = self.session().await.map_err(|e| needs("session/new", &e))?;
+        if let Err(e) = self.ordinary().await {
+            return Err(needs("a turn", &e));
+        }
+        let text = self.prompt_text(&self.opts.cancel_prompt.clone());
+        let (timeout, within) = (self.opts.timeout, self.opts.cancel_within);
+        let acting = self.acting.clone();
+        let log = self.log.clone();
+        let peer = self.main().await.map_err(Outcome::fail)?;
+        let id = peer.wire.fresh_id();
+        let params = json!({"sessionId": session.id, "prompt": [{"type": "text", "text": text}]});
+        let sent = peer.wire.send_request(id.clone(), "session/prompt", params);
+        let first_sign = tokio::time::Instant::now() + Duration::from_secs(2).min(timeout);
+        loop {
+            let left = first_sign.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let Some(got) = peer.wire.next(left).await else {
+                if peer.wire.is_closed() {
+                    return Err(Outcome::fail("the agent closed its output during the turn"));
+                }
+                break;
+            };
+            match &got.envelope {
+                Some(crate::strict::Envelope::Response { id: got_id, .. }) if *got_id == id => {
+                    let reason = got
+                        .value
+                        .as_ref()
+                        .and_then(|v| v["result"].get("stopReason"))
+                        .map(|r| format!("stop reason {r}"))
+                        .unwrap_or_else(|| "an error".into());
+                    peer.wire.drain(GRACE).await;
+                    return Err(Outcome::skip(format!(
+                        "the turn ended ({reason}) before the cancel could be sent; \
+                         choose a --cancel-prompt that runs longer"
+                    )));
+                }
+                Some(crate::strict::Envelope::Request { .. }) => break,
+                Some(crate::strict::Envelope::Notification { .. })
+                    if got
+                        .value
+                        .as_ref()
+                        .is_some_and(|v| v["params"]["sessionId"] == json!(session.id)) =>
+                {
+                    break;
+                }
+                _ => {}
+            }
+        }
+        acting.cancelling(&session.id);
+        peer.wire
+            .notify("session/cancel", json!({"sessionId": session.id}));
+        let call = peer.wire.wait_response(&id, sent, within).await;
+        peer.wire.drain(GRACE).await;
+        acting.resume(&session.id);
+        let turn = Turn {
+            wire: peer.wire.id,
+            session: session.id.clone(),
+            sent,
+            answered: call.seq(),
+            until: log.len(),
+            call,
+        };
+        self.turns.push(turn.clone());
+        Ok(turn)
+    }
+
+    /// The process the raw probes go to, initialized (started once).
+    pub async fn probe(&mut self) -> Result<&mut Peer, Outcome> {
+        if self.probe.is_none() {
+            let started = match self.spawn() {
+                Err(e) => Err(e),
+                Ok(mut peer) => {
+                    let line = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": Self::init_params(1)});
+                    let sent = peer.wire.send_line(&line.to_string());
+                    let call = peer
+                        .wire
+                        .wait_response(&json!(0), sent, self.opts.timeout)
+                        .await;
+                    match call.result() {
+                        Some(_) => Ok(peer),
+                        None => Err(format!(
+                            "initialize of the probe process: {}",
+                            call.describe()
+                        )),
+                    }
+                }
+            };
+            self.probe = Some(started);
+        }
+        match self.probe.as_mut().unwrap() {
+            Ok(peer) => Ok(peer),
+            Err(e) => Err(needs("a process to probe", e)),
+        }
+    }
+
+    /// Every turn run so far.
+    pub fn turns(&self) -> &[Turn] {
+        &self.turns
+    }
+
+    /// Starts another process of the agent and initializes it.
+    pub async fn fresh(&mut self, version: u64) -> Result<(Peer, Call), String> {
+        let mut peer = self.spawn()?;
+        let call = peer
+            .wire
+            .call("initialize", Self::init_params(version), self.opts.timeout)
+            .await;
+        Ok((peer, call))
+    }
+
+    /// Keeps a process until the run ends (it is killed then).
+    pub(super) fn keep(&mut self, peer: Peer) {
+        self.others.push(peer);
+    }
+
+    /// Ends every process and terminal of the run.
+    pub async fn shutdown(&mut self) {
+        for peer in self.main.iter_mut().chain(self.others.iter_mut()) {
+            peer.kill().await;
+        }
+        if let Some(Ok(peer)) = &mut self.probe {
+            peer.kill().await;
+        }
+        self.acting.shutdown().await;
+    }
+}

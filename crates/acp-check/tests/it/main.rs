@@ -1,0 +1,24 @@
+//! The integration tests of `acp-check`: one binary, a module per concern.
+//! A new test goes into the module of its concern, or a new
+//! `tests/it/<concern>.rs` listed here.
+//!
+//! - `mutants`: each mutant agent (`acp-check-mutant BUG`, crate
+//!   acp-testkit) fails exactly the checks of `acp check agent` its bug
+//!   breaks.
+//! - `mutant_clients`: the same for `acp check client` and
+//!   `acp-check-mutant-client BUG`.
+//! - `strict_table`: `src/strict/v1.types` is rendered from the official
+//!   schema (`BLESS=1` rewrites it).
+
+// The official schemas, obtained as acp-schema's tests obtain them: their
+// loader is shared, not copied. Written for acp-schema's older toolchain
+// (no let-chains there).
+#[allow(dead_code, clippy::collapsible_if)]
+#[path = "../../../acp-schema/tests/it/common"]
+mod common {
+    pub mod official;
+}
+
+mod mutant_clients;
+mod mutants;
+mod strict_table;
