@@ -85,11 +85,17 @@ pub mod codec;
 mod connection;
 mod engine;
 mod error;
+#[cfg(feature = "v2")]
+mod map;
+#[cfg(feature = "v2")]
+pub mod negotiate;
 pub mod process;
 #[cfg(any(feature = "websocket", feature = "http", feature = "server"))]
 pub mod remote;
 pub mod tap;
 pub mod transport;
+#[cfg(feature = "v2")]
+pub mod v2;
 
 pub use acp_schema as schema;
 pub use acp_schema::{AgentSide, ClientSide};
