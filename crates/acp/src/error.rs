@@ -52,7 +52,7 @@ pub enum ConnectionError {
     },
     /// The agent answered `initialize` with a protocol version this client has
     /// no implementation of (`None`: no readable version); the connection is
-    /// closed (feature `v2`, [`crate::negotiate`]).
+    /// closed (feature `v2`, module `negotiate`).
     UnsupportedVersion {
         /// The version the client asked for.
         asked: u16,

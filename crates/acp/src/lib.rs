@@ -80,6 +80,8 @@
 #![deny(missing_docs)]
 
 mod agent;
+#[cfg(feature = "v2")]
+pub mod bridge;
 mod client;
 pub mod codec;
 mod connection;

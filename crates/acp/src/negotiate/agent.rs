@@ -56,6 +56,33 @@ impl AgentRouter {
     }
 }
 
+impl AgentRouter {
+    /// Serves v2 clients with the agent `make_agent` builds, and v1 clients
+    /// with the same agent through the bridge's translation
+    /// ([`crate::bridge::V1Adapter`]; what it maps and loses is in the bridge's
+    /// docs): one v2 implementation for both versions.
+    pub fn v2_with_v1_adapter<B: v2::Agent>(
+        make_agent: impl FnOnce(v2::AgentSideConnection) -> B + Send + 'static,
+    ) -> AgentRouter<crate::bridge::V1Adapter, B> {
+        type Make<B> = Box<dyn FnOnce(v2::AgentSideConnection) -> B + Send>;
+        let shared: Arc<Mutex<Option<Make<B>>>> = Arc::new(Mutex::new(Some(Box::new(make_agent))));
+        let for_v1 = shared.clone();
+        AgentRouter {
+            v1: Some(Box::new(move |down: AgentSideConnection| {
+                let make = crate::engine::lock(&for_v1).take();
+                crate::bridge::v1_adapter(
+                    move |conn| make.expect("the router builds one implementation")(conn),
+                    down,
+                )
+            })),
+            v2: Some(Box::new(move |conn: v2::AgentSideConnection| {
+                let make = crate::engine::lock(&shared).take();
+                make.expect("the router builds one implementation")(conn)
+            })),
+        }
+    }
+}
+
 impl Default for AgentRouter {
     fn default() -> Self {
         Self::new()
