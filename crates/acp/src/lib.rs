@@ -15,6 +15,14 @@
 //! It does not decide policy: what an agent does with a prompt, or whether a
 //! client lets an agent read a file, is up to the trait implementations.
 //!
+//! With feature `v2`, the draft protocol v2 runs beside v1 on the same engine:
+//! `v2` (its `Agent` and `Client` traits and connections), `negotiate`
+//! (serving and asking for either version on one transport: `AgentRouter`,
+//! `ClientRouter`), `bridge` (a client of one version in front of an agent of
+//! the other: the mapping and what it loses) and, inside, `map` (the
+//! translations, one file per protocol area). v1 is the same with the feature
+//! on or off.
+//!
 //! # Example
 //! An agent and a client talking over an in-memory pair:
 //! ```

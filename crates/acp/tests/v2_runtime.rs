@@ -333,6 +333,28 @@ async fn before_initialize_requests_are_refused_and_notifications_reported() {
 }
 
 #[tokio::test]
+async fn with_a_v1_implementation_a_client_that_skips_initialize_gets_v1() {
+    // As v1's runtime serves it: the first message chooses v1.
+    let (routed, mut peer) = raw_router(
+        AgentRouter::new()
+            .v1(|_| V1Agent::default())
+            .v2(|_| V2Agent::default()),
+        ConnectionOptions::default(),
+    );
+    assert_eq!(
+        peer.call(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#)
+            .await,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}"#
+    );
+    assert_eq!(routed.version(), Some(ProtocolVersion::V1));
+    assert_eq!(
+        peer.call(r#"{"jsonrpc":"2.0","id":2,"method":"auth/login","params":{"methodId":"m"}}"#)
+            .await,
+        r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found","data":{"method":"auth/login","protocolVersion":1,"reason":"`auth/login` is a method of protocol version 2; this connection speaks version 1"}}}"#
+    );
+}
+
+#[tokio::test]
 async fn a_method_of_the_other_version_is_refused_saying_so() {
     let (_routed, mut peer) = raw_router(
         AgentRouter::new()
@@ -436,12 +458,40 @@ fn raw_negotiating(
 }
 
 #[tokio::test]
+async fn a_client_with_a_v1_fallback_tells_a_v1_agent_its_v1_capabilities() {
+    let (client_end, mut peer) = {
+        let (a, b) = Transport::memory_pair();
+        (a, RawPeer::new(b))
+    };
+    let caps = acp::schema::ClientCapabilities::new()
+        .fs(acp::schema::FileSystemCapabilities::new().read_text_file(true))
+        .terminal(true);
+    let (negotiating, io) = ClientRouter::new(|_| Recorder(mpsc::unbounded_channel().0))
+        .v1(|_| V1Recorder(mpsc::unbounded_channel().0))
+        .v1_capabilities(caps)
+        .connect(client_end, ConnectionOptions::default());
+    tokio::spawn(io);
+    let negotiated =
+        tokio::spawn(negotiating.initialize(v2::InitializeRequest::new(info("raw-client"))));
+    assert_eq!(
+        peer.recv().await,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"raw-client","version":"1.0.0"},"capabilities":{},"clientInfo":{"name":"raw-client","version":"1.0.0"},"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":false},"terminal":true,"auth":{"terminal":false}}}}"#
+    );
+    peer.send(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#)
+        .await;
+    let negotiated = within("the negotiation", negotiated).await.unwrap();
+    assert_eq!(negotiated.unwrap().version(), ProtocolVersion::V1);
+}
+
+#[tokio::test]
 async fn a_client_asks_for_v2_and_speaks_what_the_agent_answers() {
     let (negotiated, mut peer, mut updates) = raw_negotiating(true);
     let negotiated = tokio::spawn(negotiated);
+    // v2's initialize, and (the client having a v1 fallback) v1's members
+    // for a v1 agent to read.
     assert_eq!(
         peer.recv().await,
-        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"raw-client","version":"1.0.0"},"capabilities":{}}}"#
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"raw-client","version":"1.0.0"},"capabilities":{},"clientInfo":{"name":"raw-client","version":"1.0.0"},"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"session":{"compaction":{},"configOptions":{"boolean":{}},"notices":{}},"auth":{"terminal":false}}}}"#
     );
     // The answer, and right behind it a v1 update: read as v1.
     peer.send(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#)

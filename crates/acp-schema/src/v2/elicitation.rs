@@ -209,5 +209,5 @@ impl From<Vec<String>> for ElicitationContentValue {
 same_params!(
     /// Params of `elicitation/complete`: v1's, unchanged (tells the client that
     /// a URL elicitation has finished).
-    CompleteElicitationNotification => crate::CompleteElicitationNotification
+    CompleteElicitationNotification => crate::CompleteElicitationNotification, new(elicitation_id: crate::ElicitationId)
 );

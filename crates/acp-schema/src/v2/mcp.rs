@@ -111,12 +111,14 @@ setters!(McpServerStdio { set { args: Vec<String>, env: Vec<EnvVariable> } opt {
 super::same_params!(
     /// Params of the `mcp/message` request: v1's, unchanged (feature
     /// `v2-unstable`).
-    MessageMcpRequest => crate::MessageMcpRequest
+    MessageMcpRequest => crate::MessageMcpRequest,
+    new(server_id: crate::McpServerAcpId, request_id: crate::McpRequestId, method: String)
 );
 
 #[cfg(feature = "v2-unstable")]
 super::same_params!(
     /// Params of the `mcp/message` notification: v1's, unchanged (feature
     /// `v2-unstable`).
-    MessageMcpNotification => crate::MessageMcpNotification
+    MessageMcpNotification => crate::MessageMcpNotification,
+    new(server_id: crate::McpServerAcpId, request_id: crate::McpRequestId, method: String)
 );

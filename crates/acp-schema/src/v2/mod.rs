@@ -160,6 +160,18 @@ pub type MediaType = String;
 /// Declares a v2 params type that is a v1 type on the wire: a transparent
 /// newtype that derefs to the v1 type and converts both ways.
 macro_rules! same_params {
+    // With v1's constructor, taking the same arguments.
+    ($(#[$attr:meta])* $name:ident => $v1:path, new($($arg:ident: $ty:ty),*)) => {
+        $crate::v2::same_params!($(#[$attr])* $name => $v1);
+
+        impl $name {
+            /// The params, as v1's constructor of the same name makes them.
+            #[allow(clippy::new_without_default)]
+            pub fn new($($arg: impl Into<$ty>),*) -> Self {
+                $name(<$v1>::new($($arg),*))
+            }
+        }
+    };
     ($(#[$attr:meta])* $name:ident => $v1:path) => {
         $(#[$attr])*
         #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]

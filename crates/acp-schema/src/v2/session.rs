@@ -197,13 +197,13 @@ feature_setter!("v2-unstable", SessionInfo { archived: bool });
 
 same_params!(
     /// Params of `session/delete`: v1's, unchanged (needs `session.delete`).
-    DeleteSessionRequest => crate::DeleteSessionRequest
+    DeleteSessionRequest => crate::DeleteSessionRequest, new(session_id: crate::SessionId)
 );
 
 same_params!(
     /// Params of `session/close`: v1's, unchanged. Closing a session with work
     /// in flight cancels it as `session/cancel` does.
-    CloseSessionRequest => crate::CloseSessionRequest
+    CloseSessionRequest => crate::CloseSessionRequest, new(session_id: crate::SessionId)
 );
 
 wire_struct! {
@@ -500,7 +500,7 @@ super::auth::empty_object!(
 #[cfg(feature = "v2-unstable")]
 same_params!(
     /// Params of `session/set_title`: v1's, unchanged (feature `v2-unstable`).
-    SetSessionTitleRequest => crate::SetSessionTitleRequest
+    SetSessionTitleRequest => crate::SetSessionTitleRequest, new(session_id: crate::SessionId, title: String)
 );
 
 #[cfg(feature = "v2-unstable")]

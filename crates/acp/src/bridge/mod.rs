@@ -14,8 +14,10 @@
 //!
 //! # How it runs
 //! The bridge reads the client's first `initialize` and sends the agent an
-//! `initialize` of the *client's* version (its own line, when the client asked
-//! for 1 or 2). Then:
+//! `initialize` of the *client's* version: a v1 client's own line; a v2
+//! client's params with v1's `clientInfo` and `clientCapabilities` added
+//! (the first row of the table below), which a v1 agent reads and a v2 agent
+//! ignores. Then:
 //!
 //! - the agent answers that version: the bridge passes the answer on, and
 //!   from there every byte both ways, unread (so nothing is lost, unknown and
@@ -405,12 +407,17 @@ impl Ends {
             } else {
                 ProtocolVersion::V1
             };
-            // The agent gets the client's own `initialize`, for its version.
-            let sent = if asked > ProtocolVersion::V2 {
+            // The agent gets the client's own `initialize`, for its version;
+            // a v2 one with v1's members added, for a v1 agent to read
+            // (`map::initialize_params_for_either`).
+            let sent = if asked >= ProtocolVersion::V2 {
                 match acp_schema::decode_params::<v2::InitializeRequest>(message.params) {
                     Ok(r) => {
-                        Outgoing::request(&id, r.protocol_version(ProtocolVersion::V2)).bytes()
+                        let r = r.protocol_version(ProtocolVersion::V2);
+                        Outgoing::request(&id, crate::map::initialize_params_for_either(&r, None))
+                            .bytes()
                     }
+                    Err(_) if asked == ProtocolVersion::V2 => line.clone(),
                     Err(_) => {
                         let mut params: Value =
                             serde_json::from_str(message.params.map_or("{}", RawValue::get))
@@ -498,9 +505,11 @@ impl Ends {
             mut agent_writer,
             ..
         } = self;
-        let up = async {
+        let up = async move {
             let copied = tokio::io::copy_buf(&mut client_reader, &mut agent_writer).await;
             let _ = agent_writer.shutdown().await;
+            // Closes the agent's input (a child's stdin closes on drop only).
+            drop(agent_writer);
             copied
         };
         let down = async {

@@ -37,3 +37,49 @@ pub(crate) fn initialize_request_to_v1(request: v2::InitializeRequest) -> Initia
     v1.extra = request.extra;
     v1
 }
+
+/// A v2 client's `initialize` params for an agent whose version is not known
+/// yet (the bridge's, and a client's with a v1 fallback): v2's params, then
+/// v1's `clientInfo` and `clientCapabilities` as [`initialize_request_to_v1`]
+/// makes them (or `v1_capabilities`). A v1 agent reads the v2 members as
+/// unknown ones, and so still learns who the client is and what it handles
+/// (v1's defaults would say nothing); a v2 agent ignores the two v1 members,
+/// as v2 asks of unknown members. Members the client sent under those names
+/// are kept instead.
+pub(crate) fn initialize_params_for_either(
+    request: &v2::InitializeRequest,
+    v1_capabilities: Option<&ClientCapabilities>,
+) -> Box<serde_json::value::RawValue> {
+    let mut v1 = initialize_request_to_v1(request.clone());
+    if let Some(capabilities) = v1_capabilities {
+        v1.client_capabilities = capabilities.clone();
+    }
+    let mut members = Vec::new();
+    if request.extra.get("clientInfo").is_none() {
+        if let Some(info) = &v1.client_info {
+            members.push(("clientInfo", serde_json::to_string(info)));
+        }
+    }
+    if request.extra.get("clientCapabilities").is_none() {
+        members.push((
+            "clientCapabilities",
+            serde_json::to_string(&v1.client_capabilities),
+        ));
+    }
+    // v2's object, with the members appended before its closing brace (in
+    // this order whatever serde_json's map order).
+    let mut out = serde_json::to_string(request).unwrap_or_else(|_| "{}".into());
+    out.pop();
+    for (key, value) in members {
+        let Ok(value) = value else { continue };
+        if out.len() > 1 {
+            out.push(',');
+        }
+        out.push_str(&format!("\"{key}\":{value}"));
+    }
+    out.push('}');
+    // (Valid JSON made of valid pieces; the fallbacks are never taken.)
+    serde_json::value::RawValue::from_string(out)
+        .or_else(|_| serde_json::value::to_raw_value(request))
+        .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
+}

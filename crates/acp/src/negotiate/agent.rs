@@ -382,6 +382,11 @@ impl<A1: crate::Agent, A2: v2::Agent> Handler for RouterHandler<A1, A2> {
         match self.chosen.get() {
             Some(chosen) => chosen.request(method, params, request),
             None if method == InitializeRequest::METHOD => self.first_initialize(params, request),
+            // v1's runtime serves a client that skips `initialize`: so does
+            // a router with a v1 implementation, which that client chose.
+            None if self.supported.contains(&ProtocolVersion::V1) => self
+                .choose(ProtocolVersion::V1)?
+                .request(method, params, request),
             None => Err(Error::invalid_request().data(format!(
                 "the first request must be `initialize`, not `{method}`"
             ))),
@@ -395,6 +400,9 @@ impl<A1: crate::Agent, A2: v2::Agent> Handler for RouterHandler<A1, A2> {
     ) -> Result<BoxFuture<'static, ()>, Error> {
         match self.chosen.get() {
             Some(chosen) => chosen.notification(method, params),
+            None if self.supported.contains(&ProtocolVersion::V1) => self
+                .choose(ProtocolVersion::V1)?
+                .notification(method, params),
             None => Err(Error::invalid_request()
                 .data(format!("`{method}` arrived before `initialize`; dropped"))),
         }

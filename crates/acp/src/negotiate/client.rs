@@ -54,6 +54,7 @@ type MakeV2<C> = Box<dyn FnOnce(v2::ClientSideConnection) -> C + Send>;
 pub struct ClientRouter<C2, C1 = NoClient> {
     v2: MakeV2<C2>,
     v1: Option<MakeV1<C1>>,
+    v1_capabilities: Option<acp_schema::ClientCapabilities>,
 }
 
 impl<C2: v2::Client> ClientRouter<C2> {
@@ -63,6 +64,7 @@ impl<C2: v2::Client> ClientRouter<C2> {
         ClientRouter {
             v2: Box::new(make_client),
             v1: None,
+            v1_capabilities: None,
         }
     }
 }
@@ -76,7 +78,18 @@ impl<C2: v2::Client, C1: crate::Client> ClientRouter<C2, C1> {
         ClientRouter {
             v2: self.v2,
             v1: Some(Box::new(make_client)),
+            v1_capabilities: self.v1_capabilities,
         }
+    }
+
+    /// The capabilities a v1 agent reads in our `initialize` (with a v1
+    /// fallback): a v1 client that serves `fs/*` or `terminal/*` says so
+    /// here. By default, those of a v2 client translated: no file system, no
+    /// terminal (see the [module docs](super)).
+    #[must_use]
+    pub fn v1_capabilities(mut self, capabilities: acp_schema::ClientCapabilities) -> Self {
+        self.v1_capabilities = Some(capabilities);
+        self
     }
 
     /// Connects to an agent over `transport` (for an agent in a child process,
@@ -93,6 +106,7 @@ impl<C2: v2::Client, C1: crate::Client> ClientRouter<C2, C1> {
             initialize: AtomicI64::new(-1),
             make_v2: Mutex::new(Some(self.v2)),
             make_v1: Mutex::new(self.v1),
+            v1_capabilities: self.v1_capabilities,
             chosen: OnceLock::new(),
         });
         let io = unstarted.run(transport, handler.clone());
@@ -160,14 +174,18 @@ impl<C2: v2::Client, C1: crate::Client> Negotiating<C2, C1> {
     ) -> Result<Negotiated, ConnectionError> {
         let asked = request.protocol_version;
         let handler = &self.handler;
-        let raw = self
-            .engine
-            .call_observed(
-                <acp_schema::v2::InitializeRequest as acp_schema::Request>::METHOD,
+        let method = <acp_schema::v2::InitializeRequest as acp_schema::Request>::METHOD;
+        let observe = |id| handler.initialize.store(id, Ordering::SeqCst);
+        // With a v1 fallback, v1's members too, for a v1 agent to read.
+        let raw = if crate::engine::lock(&handler.make_v1).is_some() {
+            let params = crate::map::initialize_params_for_either(
                 &request,
-                |id| handler.initialize.store(id, Ordering::SeqCst),
-            )
-            .await?;
+                handler.v1_capabilities.as_ref(),
+            );
+            self.engine.call_observed(method, &params, observe).await?
+        } else {
+            self.engine.call_observed(method, &request, observe).await?
+        };
         let decode = |e: acp_schema::DecodeError| ConnectionError::Protocol(e);
         let text = acp_schema::params_text(Some(&raw));
         match self.handler.chosen.get().map(Chosen::version) {
@@ -212,6 +230,8 @@ struct RouterHandler<C2, C1> {
     initialize: AtomicI64,
     make_v2: Mutex<Option<MakeV2<C2>>>,
     make_v1: Mutex<Option<MakeV1<C1>>>,
+    /// What a v1 agent reads as our capabilities, if not the default.
+    v1_capabilities: Option<acp_schema::ClientCapabilities>,
     chosen: OnceLock<Chosen<C1, C2>>,
 }
 

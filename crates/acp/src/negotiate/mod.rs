@@ -3,7 +3,9 @@
 //! A connection speaks one protocol version, chosen at `initialize`:
 //!
 //! - The client asks for the newest version it speaks ([`ClientRouter`] asks
-//!   for 2, with v2's `initialize`).
+//!   for 2, with v2's `initialize`; given a v1 fallback, it adds v1's
+//!   `clientInfo` and `clientCapabilities` members, no file system and no
+//!   terminal, which a v1 agent reads and a v2 agent ignores).
 //! - The agent answers the newest version it speaks at or below the one asked
 //!   for ([`AgentRouter`]): an agent with a v2 implementation answers 2 to a
 //!   client asking for 2 or more; with a v1 implementation it answers 1 to a
@@ -23,11 +25,14 @@
 //! chosen version: nothing is read under the wrong one. Each side builds only
 //! the implementation it chose (the `make` closures run then).
 //!
-//! Before the choice, a request other than `initialize` is answered -32600
-//! ("the first request must be `initialize`"), and a notification is dropped
-//! and reported ([`Dropped`](crate::Dropped), and a warning in the log); a
-//! malformed `initialize` (no `protocolVersion`) gets -32602 and the agent
-//! waits for another. After it, a method of the *other* version (a v2
+//! Before the choice, a message other than `initialize` chooses v1 when the
+//! agent has a v1 implementation (v1's runtime serves a client that skips
+//! `initialize`, and so the same agent behind a router still does); with v2
+//! only, such a request is answered -32600 ("the first request must be
+//! `initialize`"), and such a notification is dropped and reported
+//! ([`Dropped`](crate::Dropped), and a warning in the log). A malformed
+//! `initialize` (no `protocolVersion`) gets -32602 and the agent waits for
+//! another. After it, a method of the *other* version (a v2
 //! `auth/login` on a v1 connection, a v1 `fs/read_text_file` asked of a v2
 //! client) is answered -32601 with `data` saying so:
 //! `{"method":"auth/login","protocolVersion":1,"reason":"…"}`; such a
@@ -41,6 +46,82 @@
 //! capabilities map as the v1 ↔ v2 bridge maps them: a v2 client has no file
 //! system or terminal, handles boolean config options, notices and
 //! compaction, and keeps its elicitation and terminal-auth support).
+//!
+//! # Example: an agent of both versions
+//!
+//! (The README's, which `tests/v2_readme.rs` holds to this one.)
+//!
+//! ```no_run
+//! use acp::RequestContext;
+//! use acp::negotiate::AgentRouter;
+//! use acp::schema::v2::*;
+//!
+//! struct EchoV2;
+//!
+//! impl acp::v2::Agent for EchoV2 {
+//!     async fn prompt(&self, req: PromptRequest, cx: RequestContext<AgentSide>) -> Result<PromptResponse, Error> {
+//!         // Insert the user message, answer with its id, and run the turn after the answer.
+//!         let id = MessageId::new("user-1");
+//!         let inserted = SessionUpdate::user_message(id.clone(), req.prompt.clone());
+//!         cx.peer().session_update(UpdateSessionNotification::new(req.session_id.clone(), inserted)).await?;
+//!         let turn = cx.clone();
+//!         cx.after_response(async move {
+//!             let send = |u: SessionUpdate| turn.peer().session_update(UpdateSessionNotification::new(req.session_id.clone(), u));
+//!             let _ = send(SessionUpdate::running()).await;
+//!             for block in req.prompt.clone() {
+//!                 if turn.is_cancelled() {
+//!                     break; // session/cancel or session/close
+//!                 }
+//!                 let _ = send(SessionUpdate::agent_message_chunk("reply-1", block)).await;
+//!             }
+//!             let stop = if turn.is_cancelled() { StopReason::Cancelled } else { StopReason::EndTurn };
+//!             let _ = send(SessionUpdate::idle(stop)).await;
+//!         });
+//!         Ok(PromptResponse::new(id))
+//!     }
+//! }
+//!
+//! struct EchoV1; // implements `acp::Agent`, as before
+//! impl acp::Agent for EchoV1 {}
+//!
+//! #[tokio::main]
+//! async fn main() {
+//!     // Each connection speaks the version its client asks for.
+//!     let _ = AgentRouter::new().v1(|_| EchoV1).v2(|_| EchoV2).serve(acp::Transport::stdio()).await;
+//!     // Or one v2 implementation for both (v1 clients through the bridge's
+//!     // translation): AgentRouter::v2_with_v1_adapter(|_| EchoV2).
+//! }
+//! ```
+//!
+//! # Example: a client asking for v2
+//!
+//! ```no_run
+//! use acp::negotiate::{ClientRouter, Negotiated};
+//! use acp::schema::{Implementation, v2};
+//!
+//! struct MyV2Client; // handles session/update, permission requests, …
+//! impl acp::v2::Client for MyV2Client {}
+//! struct MyV1Client;
+//! impl acp::Client for MyV1Client {}
+//!
+//! async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//!     let (_child, transport) = acp::AgentCommand::parse("my-agent --stdio")?.spawn_stdio()?;
+//!     let (negotiating, io) = ClientRouter::new(|_| MyV2Client)
+//!         .v1(|_| MyV1Client) // optional: without it, a v1 agent is an error
+//!         .connect(transport, acp::ConnectionOptions::default());
+//!     tokio::spawn(io);
+//!     let hello = v2::InitializeRequest::new(Implementation::new("my-editor", "1.0.0"));
+//!     match negotiating.initialize(hello).await? {
+//!         Negotiated::V2 { connection, .. } => {
+//!             let session = connection.new_session(v2::NewSessionRequest::new("/work")).await?.session_id;
+//!             let ack = connection.prompt(v2::PromptRequest::new(session, vec!["hi".into()])).await?;
+//!             println!("inserted as {}; the turn comes as updates, up to idle", ack.message_id);
+//!         }
+//!         Negotiated::V1 { .. } => { /* v1 calls, as before */ }
+//!     }
+//!     Ok(())
+//! }
+//! ```
 
 mod agent;
 mod client;
