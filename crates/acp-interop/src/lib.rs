@@ -14,6 +14,9 @@
 //!   `echo_agent`, from the example's source file);
 //! - `tests/it/runtime.rs` here: our runtime's client connection against the
 //!   peers' agents;
+//! - `tests/it/v2.rs` here (feature `v2`, on by default): protocol v2 against
+//!   the TypeScript SDK's `experimental/v2` client and agent, directly and
+//!   through the v1 ↔ v2 bridge (this crate's binary `interop-bridge`);
 //! - `crates/acp-e2e/tests/it/check_agents.rs`: `acp check agent` judging the
 //!   peers' agents (and our own).
 //!

@@ -34,6 +34,9 @@ impl ProtocolVersion {
     pub const V0: ProtocolVersion = ProtocolVersion(0);
     /// Version 1, the current stable protocol.
     pub const V1: ProtocolVersion = ProtocolVersion(1);
+    /// Version 2, the draft that [`crate::v2`] types (feature `v2`).
+    #[cfg(feature = "v2")]
+    pub const V2: ProtocolVersion = ProtocolVersion(2);
     /// The newest version this crate speaks.
     pub const LATEST: ProtocolVersion = ProtocolVersion::V1;
 
@@ -580,6 +583,9 @@ macro_rules! marker_capability {
         setters!($name { opt { meta: Meta } });
     };
 }
+
+#[cfg(feature = "v2")]
+pub(crate) use marker_capability;
 
 marker_capability!(
     /// Marks support for `session/list`.

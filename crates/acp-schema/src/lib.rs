@@ -8,6 +8,10 @@
 //!
 //! The types are checked against the official JSON Schemas in this crate's tests.
 //!
+//! With feature `v2`, [`v2`] holds the draft protocol version 2 beside v1 (its
+//! own types where the wire differs, v1's where it does not); feature
+//! `v2-unstable` adds v2's unstable surface.
+//!
 //! # Conventions
 //! - Field names are camelCase on the wire; optional fields are omitted when absent.
 //! - `_meta` is kept as an opaque JSON object ([`Meta`]) and round-tripped untouched.
@@ -56,6 +60,8 @@ pub mod terminal;
 pub mod tool_call;
 pub mod unstable;
 pub mod update;
+#[cfg(feature = "v2")]
+pub mod v2;
 
 pub use auth::*;
 pub use config::*;

@@ -99,6 +99,10 @@ mod sealed {
     impl Sealed for super::AgentSide {}
     impl Sealed for super::ClientSide {}
     impl Sealed for super::EitherSide {}
+    #[cfg(feature = "v2")]
+    impl Sealed for crate::v2::AgentSide {}
+    #[cfg(feature = "v2")]
+    impl Sealed for crate::v2::ClientSide {}
 }
 
 /// One line of a method table.
@@ -209,11 +213,13 @@ pub fn decode_params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T
 }
 
 /// Decodes a successful `result`: absent or `null` read as `{}`.
-fn decode_result<T: DeserializeOwned>(result: Option<&RawValue>) -> Result<T, ParamsError> {
+pub(crate) fn decode_result<T: DeserializeOwned>(
+    result: Option<&RawValue>,
+) -> Result<T, ParamsError> {
     crate::decode(params_text(result)).map_err(ParamsError::Invalid)
 }
 
-fn raw_or_empty(params: Option<&RawValue>) -> Box<RawValue> {
+pub(crate) fn raw_or_empty(params: Option<&RawValue>) -> Box<RawValue> {
     match params {
         Some(raw) => raw.to_owned(),
         None => RawValue::from_string("{}".to_string()).expect("`{}` is valid JSON"),
@@ -662,6 +668,9 @@ macro_rules! __client_methods_done {
         }
     };
 }
+
+#[cfg(feature = "v2")]
+pub(crate) use methods;
 
 agent_methods!(methods);
 client_methods!(methods);

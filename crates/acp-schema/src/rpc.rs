@@ -118,6 +118,10 @@ impl ErrorCode {
     pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
     /// -32800: the request was cancelled (`$/cancel_request`, shutdown).
     pub const REQUEST_CANCELLED: ErrorCode = ErrorCode(-32800);
+    /// -32022: the agent supports no protocol version at or below the one the
+    /// client asked for (protocol v2; feature `v2`).
+    #[cfg(feature = "v2")]
+    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
 
     /// The name of a known code (`"auth_required"`), or `None`.
     pub fn name(self) -> Option<&'static str> {
@@ -130,6 +134,8 @@ impl ErrorCode {
             ErrorCode::AUTH_REQUIRED => "auth_required",
             ErrorCode::RESOURCE_NOT_FOUND => "resource_not_found",
             ErrorCode::REQUEST_CANCELLED => "request_cancelled",
+            #[cfg(feature = "v2")]
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => "unsupported_protocol_version",
             _ => return None,
         })
     }
@@ -145,6 +151,8 @@ impl ErrorCode {
             ErrorCode::AUTH_REQUIRED => "Authentication required",
             ErrorCode::RESOURCE_NOT_FOUND => "Resource not found",
             ErrorCode::REQUEST_CANCELLED => "Request cancelled",
+            #[cfg(feature = "v2")]
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => "Unsupported protocol version",
             _ => "Error",
         }
     }

@@ -30,7 +30,35 @@ pub(crate) fn ext_params(params: Option<&RawValue>) -> Box<RawValue> {
 /// Expands the agent's method table into the [`Agent`] trait, the client's
 /// typed calls and the agent's dispatch.
 macro_rules! agent_side {
+    ($($table:tt)*) => {
+        agent_side_with_docs! {
+            docs {
+                /// What an agent does when the client calls it.
+                ///
+                /// Every method has a default body: requests answer "method not found"
+                /// (-32601) and notifications are ignored, so an agent implements what
+                /// it supports. Each handler gets the request and its
+                /// [`RequestContext`]: the connection (to call the client), the
+                /// request's cancellation, and `after_response`. Futures must be
+                /// `Send`; requests run concurrently, so `&self` methods may be
+                /// called while others are in progress.
+                ///
+                /// In [`prompt`](Agent::prompt), every `session/update` sent (and
+                /// awaited) before returning is on the wire before the response, and
+                /// the context is cancelled when the client sends `session/cancel` for
+                /// the session (before [`cancel`](Agent::cancel) runs): stop, and
+                /// answer [`StopReason::Cancelled`].
+            }
+            $($table)*
+        }
+    };
+}
+
+/// [`agent_side!`] with the docs of the trait given: the same expansion serves
+/// v2 (`crate::v2`), whose names it finds where it is expanded.
+macro_rules! agent_side_with_docs {
     (
+        docs { $(#[$adoc:meta])* }
         $(#[$tdoc:meta])*
         table $table:ident handled_by $role:ident $side:ident;
         $(#[$rdoc:meta])*
@@ -44,21 +72,7 @@ macro_rules! agent_side {
             $( $(#[$nvdoc:meta])* $nvariant:ident $nfname:ident = $nmethod:literal : $nparams:ident, )*
         }
     ) => {
-        /// What an agent does when the client calls it.
-        ///
-        /// Every method has a default body: requests answer "method not found"
-        /// (-32601) and notifications are ignored, so an agent implements what
-        /// it supports. Each handler gets the request and its
-        /// [`RequestContext`]: the connection (to call the client), the
-        /// request's cancellation, and `after_response`. Futures must be
-        /// `Send`; requests run concurrently, so `&self` methods may be
-        /// called while others are in progress.
-        ///
-        /// In [`prompt`](Agent::prompt), every `session/update` sent (and
-        /// awaited) before returning is on the wire before the response, and
-        /// the context is cancelled when the client sends `session/cancel` for
-        /// the session (before [`cancel`](Agent::cancel) runs): stop, and
-        /// answer [`StopReason::Cancelled`].
+        $(#[$adoc])*
         pub trait Agent: Send + Sync + 'static {
             $(
                 $(#[$vdoc])*
@@ -206,6 +220,9 @@ macro_rules! agent_side {
     };
 }
 
+#[cfg(feature = "v2")]
+pub(crate) use agent_side_with_docs;
+
 acp_schema::agent_methods!(agent_side);
 
 impl AgentSideConnection {
@@ -222,11 +239,7 @@ impl AgentSideConnection {
     ) -> (AgentSideConnection, IoFuture) {
         let (engine, unstarted) = Engine::new(options);
         let conn = Connection::from_engine(engine);
-        let handler = AgentHandler {
-            agent: Arc::new(make_agent(conn.clone())),
-            conn: conn.clone(),
-            turns: PromptTurns::default(),
-        };
+        let handler = AgentHandler::new(make_agent(conn.clone()), conn.clone());
         let io = unstarted.run(transport, Arc::new(handler));
         (conn, io)
     }
@@ -247,14 +260,14 @@ impl AgentSideConnection {
 type Turns = Arc<Mutex<HashMap<SessionId, Vec<Arc<RequestState>>>>>;
 
 #[derive(Default)]
-struct PromptTurns {
+pub(crate) struct PromptTurns {
     turns: Turns,
 }
 
 impl PromptTurns {
     /// Records the turn of `request` in `session`; the guard forgets it when
     /// the turn ends, however it ends (dropped before its first poll too).
-    fn begin(&self, session: SessionId, request: &Arc<RequestState>) -> TurnEnd {
+    pub(crate) fn begin(&self, session: SessionId, request: &Arc<RequestState>) -> TurnEnd {
         crate::engine::lock(&self.turns)
             .entry(session.clone())
             .or_default()
@@ -267,7 +280,7 @@ impl PromptTurns {
     }
 
     /// Cancels every turn running in `session`.
-    fn cancel(&self, session: &SessionId) {
+    pub(crate) fn cancel(&self, session: &SessionId) {
         if let Some(turns) = crate::engine::lock(&self.turns).get(session) {
             for turn in turns {
                 turn.cancel();
@@ -277,7 +290,7 @@ impl PromptTurns {
 }
 
 /// Forgets a prompt turn when it ends, however it ends.
-struct TurnEnd {
+pub(crate) struct TurnEnd {
     turns: Turns,
     session: SessionId,
     request: Arc<RequestState>,
@@ -295,10 +308,21 @@ impl Drop for TurnEnd {
     }
 }
 
-struct AgentHandler<A> {
+pub(crate) struct AgentHandler<A> {
     agent: Arc<A>,
     conn: AgentSideConnection,
     turns: PromptTurns,
+}
+
+impl<A> AgentHandler<A> {
+    /// The handler of `agent` on `conn`.
+    pub(crate) fn new(agent: A, conn: AgentSideConnection) -> Self {
+        AgentHandler {
+            agent: Arc::new(agent),
+            conn,
+            turns: PromptTurns::default(),
+        }
+    }
 }
 
 impl<A: Agent> AgentHandler<A> {

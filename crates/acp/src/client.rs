@@ -22,7 +22,28 @@ use std::sync::Arc;
 /// Expands the client's method table into the [`Client`] trait, the agent's
 /// typed calls and the client's dispatch.
 macro_rules! client_side {
+    ($($table:tt)*) => {
+        client_side_with_docs! {
+            docs {
+                /// What a client does when the agent calls it.
+                ///
+                /// Every method has a default body: requests answer "method not found"
+                /// (-32601) and notifications are ignored. Each handler gets the
+                /// request and its [`RequestContext`] (the connection, the request's
+                /// cancellation, `after_response`). Requests run concurrently;
+                /// notifications (`session/update`) are handled one at a time, in
+                /// arrival order, and a request from the agent starts only after the
+                /// notifications that arrived before it were handled.
+            }
+            $($table)*
+        }
+    };
+}
+
+/// [`client_side!`] with the docs of the trait given (v2 expands it too).
+macro_rules! client_side_with_docs {
     (
+        docs { $(#[$cdoc:meta])* }
         $(#[$tdoc:meta])*
         table $table:ident handled_by $role:ident $side:ident;
         $(#[$rdoc:meta])*
@@ -36,15 +57,7 @@ macro_rules! client_side {
             $( $(#[$nvdoc:meta])* $nvariant:ident $nfname:ident = $nmethod:literal : $nparams:ident, )*
         }
     ) => {
-        /// What a client does when the agent calls it.
-        ///
-        /// Every method has a default body: requests answer "method not found"
-        /// (-32601) and notifications are ignored. Each handler gets the
-        /// request and its [`RequestContext`] (the connection, the request's
-        /// cancellation, `after_response`). Requests run concurrently;
-        /// notifications (`session/update`) are handled one at a time, in
-        /// arrival order, and a request from the agent starts only after the
-        /// notifications that arrived before it were handled.
+        $(#[$cdoc])*
         pub trait Client: Send + Sync + 'static {
             $(
                 $(#[$vdoc])*
@@ -194,6 +207,9 @@ macro_rules! client_side {
     };
 }
 
+#[cfg(feature = "v2")]
+pub(crate) use client_side_with_docs;
+
 acp_schema::client_methods!(client_side);
 
 impl ClientSideConnection {
@@ -209,16 +225,23 @@ impl ClientSideConnection {
     ) -> (ClientSideConnection, IoFuture) {
         let (engine, unstarted) = Engine::new(options);
         let conn = Connection::from_engine(engine);
-        let handler = ClientHandler {
-            client: Arc::new(make_client(conn.clone())),
-            conn: conn.clone(),
-        };
+        let handler = ClientHandler::new(make_client(conn.clone()), conn.clone());
         let io = unstarted.run(transport, Arc::new(handler));
         (conn, io)
     }
 }
 
-struct ClientHandler<C> {
+pub(crate) struct ClientHandler<C> {
     client: Arc<C>,
     conn: ClientSideConnection,
+}
+
+impl<C> ClientHandler<C> {
+    /// The handler of `client` on `conn`.
+    pub(crate) fn new(client: C, conn: ClientSideConnection) -> Self {
+        ClientHandler {
+            client: Arc::new(client),
+            conn,
+        }
+    }
 }

@@ -50,6 +50,15 @@ pub enum ConnectionError {
         /// The connection's limit in bytes.
         limit: usize,
     },
+    /// The agent answered `initialize` with a protocol version this client has
+    /// no implementation of (`None`: no readable version); the connection is
+    /// closed (feature `v2`, module `negotiate`).
+    UnsupportedVersion {
+        /// The version the client asked for.
+        asked: u16,
+        /// The version the agent answered.
+        answered: Option<u16>,
+    },
 }
 
 impl ConnectionError {
@@ -80,6 +89,18 @@ impl fmt::Display for ConnectionError {
                 "the peer's answer of {size} bytes was over the limit of {limit} bytes \
                  for one message and was dropped"
             ),
+            ConnectionError::UnsupportedVersion { asked, answered } => match answered {
+                Some(v) => write!(
+                    f,
+                    "the agent answered protocol version {v}, which this client does not \
+                     speak (it asked for {asked}); connection closed"
+                ),
+                None => write!(
+                    f,
+                    "the agent's `initialize` answer names no protocol version (the client \
+                     asked for {asked}); connection closed"
+                ),
+            },
         }
     }
 }
@@ -93,7 +114,8 @@ impl std::error::Error for ConnectionError {
             ConnectionError::Serialize(e) => Some(e.as_ref()),
             ConnectionError::Closed
             | ConnectionError::Stalled { .. }
-            | ConnectionError::TooLong { .. } => None,
+            | ConnectionError::TooLong { .. }
+            | ConnectionError::UnsupportedVersion { .. } => None,
         }
     }
 }

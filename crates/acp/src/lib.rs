@@ -15,6 +15,14 @@
 //! It does not decide policy: what an agent does with a prompt, or whether a
 //! client lets an agent read a file, is up to the trait implementations.
 //!
+//! With feature `v2`, the draft protocol v2 runs beside v1 on the same engine:
+//! `v2` (its `Agent` and `Client` traits and connections), `negotiate`
+//! (serving and asking for either version on one transport: `AgentRouter`,
+//! `ClientRouter`), `bridge` (a client of one version in front of an agent of
+//! the other: the mapping and what it loses) and, inside, `map` (the
+//! translations, one file per protocol area). v1 is the same with the feature
+//! on or off.
+//!
 //! # Example
 //! An agent and a client talking over an in-memory pair:
 //! ```
@@ -80,16 +88,24 @@
 #![deny(missing_docs)]
 
 mod agent;
+#[cfg(feature = "v2")]
+pub mod bridge;
 mod client;
 pub mod codec;
 mod connection;
 mod engine;
 mod error;
+#[cfg(feature = "v2")]
+mod map;
+#[cfg(feature = "v2")]
+pub mod negotiate;
 pub mod process;
 #[cfg(any(feature = "websocket", feature = "http", feature = "server"))]
 pub mod remote;
 pub mod tap;
 pub mod transport;
+#[cfg(feature = "v2")]
+pub mod v2;
 
 pub use acp_schema as schema;
 pub use acp_schema::{AgentSide, ClientSide};

@@ -13,3 +13,5 @@
 mod echo_agent;
 mod remote;
 mod runtime;
+#[cfg(feature = "v2")]
+mod v2;

@@ -465,6 +465,14 @@ impl Tolerant for RawJson {
     }
 }
 
+impl<T: DeserializeOwned> Tolerant for Vec<T> {
+    /// A list that does not decode as a whole is `None` (for lists whose
+    /// invalid items are not skipped one by one).
+    fn tolerant<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Self>, D::Error> {
+        tolerant_via_raw(d)
+    }
+}
+
 impl<V: DeserializeOwned> Tolerant for crate::OrderedMap<V> {
     fn tolerant<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Self>, D::Error> {
         tolerant_via_raw(d)

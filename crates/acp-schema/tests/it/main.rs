@@ -15,3 +15,5 @@ mod proptest_schema;
 mod readme;
 mod roundtrip_example;
 mod schema_validation;
+#[cfg(feature = "v2")]
+mod v2_schema;

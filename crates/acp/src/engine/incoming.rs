@@ -422,6 +422,10 @@ impl<H: Handler> Router<H> {
         let RequestId::Number(n) = id else {
             return unmatched(&id, &payload);
         };
+        if let Payload::Result(raw) = &payload {
+            // Before anything after it is read (see `Handler::result_seen`).
+            self.handler.result_seen(n, raw);
+        }
         let (delivery, immediate) = {
             let table = lock(&self.shared().pending);
             match table.get(n).filter(|p| p.waiting()) {

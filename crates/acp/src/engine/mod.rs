@@ -291,6 +291,12 @@ pub(crate) trait Handler: Send + Sync + 'static {
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<BoxFuture<'static, ()>, Error>;
+    /// Sees the result of our request `id` on the reader, before the line
+    /// after it is read (the version negotiation switches a connection to the
+    /// version an `initialize` result names there). Must be quick.
+    fn result_seen(&self, id: i64, result: &RawValue) {
+        let _ = (id, result);
+    }
 }
 
 /// Runs a typed request handler and serialises its result.
@@ -494,6 +500,21 @@ impl Engine {
     /// type, so the futures of many calls in flight at once stay small.
     fn call<P: Serialize + ?Sized>(&self, method: &str, params: &P) -> Call<'_> {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        Call::start(self, id, method, params)
+    }
+
+    /// Sends a request with raw params, telling `observe` its id before it is
+    /// queued (so that whoever watches for its result knows the id before
+    /// the result can arrive); the result is raw JSON.
+    #[cfg(feature = "v2")]
+    pub(crate) fn call_observed<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: &P,
+        observe: impl FnOnce(i64),
+    ) -> impl std::future::Future<Output = Result<Box<RawValue>, ConnectionError>> + Send + '_ {
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        observe(id);
         Call::start(self, id, method, params)
     }
 

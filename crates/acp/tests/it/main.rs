@@ -35,3 +35,8 @@ mod robustness;
 mod tap;
 mod unstable;
 mod wire;
+#[cfg(feature = "v2")]
+mod v2_bridge;
+mod v2_readme;
+#[cfg(feature = "v2")]
+mod v2_runtime;

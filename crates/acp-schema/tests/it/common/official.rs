@@ -13,7 +13,8 @@
 //! | --- | --- | --- |
 //! | `seed/` (schema v0.10.7) | `@agentclientprotocol/sdk@0.13.1` | `schema.unstable.json` as shipped; `schema.json`, `meta.json`, `meta.unstable.json` derived |
 //! | `latest/` (schema 1.21.0) | `@agentclientprotocol/sdk@1.4.0` | the same |
-//! | `latest/npm-sdk-2.4.0/` | `@agentclientprotocol/sdk@2.4.0` | `schema.json`, `schema.unstable.json` as shipped |
+//! | `latest/npm-sdk-2.4.0/` | `@agentclientprotocol/sdk@2.4.0` | `schema.json`, `schema.unstable.json` as shipped (`schema/v1/`) |
+//! | `latest/v2-sdk-2.4.0/` (protocol v2) | `@agentclientprotocol/sdk@2.4.0` | `schema.json`, `schema.unstable.json` as shipped (`schema/v2/`) |
 //!
 //! Until 2.0 the package shipped a single `schema/schema.json`, and that file
 //! is the *unstable* schema (every experimental method and field included):
@@ -203,6 +204,22 @@ pub const FOLDERS: &[Folder] = &[
         },
         meta: None,
     },
+    // Protocol v2 (the draft; `tests/it/v2_schema.rs`), from the same package.
+    Folder {
+        path: "latest/v2-sdk-2.4.0",
+        package: Package {
+            name: "@agentclientprotocol/sdk",
+            version: "2.4.0",
+            integrity: "sha512-7qJ8nnyj7WesC5ve185ioTpB2/svQoeGV4HA4nLEhgDUrcmBe54/08VcXc/oL4p14tDbxxECZzdYmUYQ+4l+Wg==",
+        },
+        unstable_entry: "package/schema/v2/schema.unstable.json",
+        unstable_sha256: "49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31",
+        stable: Stable::Shipped {
+            entry: "package/schema/v2/schema.json",
+            sha256: "b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5",
+        },
+        meta: None,
+    },
 ];
 
 // ---------------------------------------------------------------------------
@@ -234,7 +251,7 @@ pub fn check_override(dir: &Path) -> Result<PathBuf, String> {
     } else {
         Err(format!(
             "{OVERRIDE_VAR}={} lacks {} (it must be laid out like seed/, latest/ and \
-             latest/npm-sdk-2.4.0/ of the official schemas); unset {OVERRIDE_VAR} to have \
+             latest/npm-sdk-2.4.0/ and latest/v2-sdk-2.4.0/ of the official schemas); unset {OVERRIDE_VAR} to have \
              the tests download the schemas from the npm registry",
             dir.display(),
             missing.join(", ")
@@ -486,7 +503,7 @@ impl Cache {
              they take from the npm package {spec}. Run `npm pack {spec}` in {} once the npm \
              registry can be reached (the tests verify and use the tarball it leaves there), \
              or set {OVERRIDE_VAR} to a directory laid out like seed/, latest/ and \
-             latest/npm-sdk-2.4.0/ of the official schemas.",
+             latest/npm-sdk-2.4.0/ and latest/v2-sdk-2.4.0/ of the official schemas.",
             self.tarball_dir().display()
         );
         let mut command = Command::new(&self.npm);

@@ -98,7 +98,7 @@ pub struct RawPeer {
 }
 
 impl RawPeer {
-    fn new(end: Transport) -> Self {
+    pub fn new(end: Transport) -> Self {
         let (reader, writer) = end.into_parts();
         RawPeer {
             reader: Some(BufReader::new(reader)),
