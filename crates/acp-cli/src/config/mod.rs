@@ -19,13 +19,15 @@
 //! A command that starts with `~/` is found in the home directory.
 //!
 //! Where acp keeps its files is [`paths`]; agents given by URL are
-//! [`remote`]. This layer uses only [`crate::cli`]'s options and
+//! [`remote`]; writing the file (keeping the user's formatting) is
+//! [`file`](mod@file). This layer uses only [`crate::cli`]'s options and
 //! [`crate::exit`].
 //!
 //! `--agent VALUE` names an agent of the file, or else is a command line.
 //! With no `--agent`, `default_agent` is used, and then `acp-agent` (found
 //! on `PATH` or beside the `acp` executable).
 
+pub mod file;
 pub mod paths;
 pub mod remote;
 
