@@ -19,6 +19,9 @@
 //!   [`view::Store`] of what the session's updates said.
 //! - [`config`] (the config file, choosing the agent, acp's paths) and
 //!   [`cli`] (the argument definitions), which every layer above may use.
+//! - [`registry`]: the ACP registry (its document, the cache, downloads,
+//!   safe extraction, the install directories), used by the commands; it
+//!   uses only [`config`] and the leaves.
 //! - Leaf helpers, used by all and using none: [`exit`] (exit codes),
 //!   [`style`], [`tty`], [`recording`] (the record file of `acp record`,
 //!   `acp trace` and `acp mock`).
@@ -36,6 +39,7 @@ pub mod config;
 pub mod exit;
 pub mod host;
 pub mod recording;
+pub mod registry;
 pub mod session;
 pub mod style;
 pub mod tty;
