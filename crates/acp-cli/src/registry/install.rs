@@ -206,13 +206,17 @@ impl Store {
         })
     }
 
-    /// Removes version `version` of agent `id`.
+    /// Removes version `version` of agent `id` (both as the config file
+    /// names them: refused unless they are a registry id and version, so
+    /// never a path outside the store).
     pub fn remove_version(&self, _lock: &Lock, id: &str, version: &str) -> Result<(), Error> {
+        check_names(id, Some(version))?;
         remove_dir(&self.version_dir(id, version))
     }
 
     /// Removes everything of agent `id`; whether there was anything.
     pub fn remove_agent(&self, _lock: &Lock, id: &str) -> Result<bool, Error> {
+        check_names(id, None)?;
         let dir = self.root.join(id);
         let existed = dir.exists();
         remove_dir(&dir)?;
@@ -232,6 +236,17 @@ impl Store {
     }
 }
 
+fn check_names(id: &str, version: Option<&str>) -> Result<(), Error> {
+    if valid_id(id) && version.is_none_or(valid_version) {
+        Ok(())
+    } else {
+        Err(Error::Io {
+            what: format!("refused to remove agent {id:?} version {version:?}"),
+            source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        })
+    }
+}
+
 fn remove_dir(dir: &Path) -> Result<(), Error> {
     match fs::remove_dir_all(dir) {
         Ok(()) => Ok(()),
@@ -240,5 +255,27 @@ fn remove_dir(dir: &Path) -> Result<(), Error> {
             what: format!("cannot remove {}", dir.display()),
             source: e,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removing_never_leaves_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::create_dir(&victim).unwrap();
+        let store = Store::new(dir.path().join("agents"));
+        let lock = store.lock(|| panic!("nobody else holds it")).unwrap();
+        assert!(store.remove_version(&lock, "a", "../../victim").is_err());
+        assert!(store.remove_version(&lock, "..", "victim").is_err());
+        assert!(store.remove_agent(&lock, "../victim").is_err());
+        assert!(victim.exists());
+        fs::create_dir_all(store.version_dir("a", "1.0.0")).unwrap();
+        store.remove_version(&lock, "a", "1.0.0").unwrap();
+        assert!(store.remove_agent(&lock, "a").unwrap());
+        assert!(!store.remove_agent(&lock, "a").unwrap());
     }
 }
