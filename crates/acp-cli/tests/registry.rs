@@ -1414,6 +1414,27 @@ fn the_registry_is_cached_revalidated_with_its_etag_and_used_offline_with_its_ag
     let cache = f.sb.dir.path().join("home/.cache/acp/registry");
     assert_eq!(files_under(&cache).len(), 1, "{:?}", files_under(&cache));
 
+    // A registry that answers with an error: the cache, saying why.
+    f.server.set(
+        "/registry.json",
+        Route {
+            status: 503,
+            ..Route::default()
+        },
+    );
+    let out = f.run(&["agents", "search"]);
+    assert_code(&out, 0);
+    assert!(out.stdout.contains("bin-agent"), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .starts_with("acp: using the copy of the registry cached ")
+            && out
+                .stderr
+                .ends_with(" ago ($SERVER/registry.json answered HTTP 503)\n"),
+        "{}",
+        out.stderr
+    );
+
     // The registry gone: the cache, with a note saying how old it is.
     let Fixture { sb, server, .. } = f;
     let base = server.base();
