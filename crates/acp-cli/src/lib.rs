@@ -19,6 +19,9 @@
 //!   [`view::Store`] of what the session's updates said.
 //! - [`config`] (the config file, choosing the agent, acp's paths) and
 //!   [`cli`] (the argument definitions), which every layer above may use.
+//! - [`registry`]: the ACP registry (its document, the cache, downloads,
+//!   safe extraction, the install directories), used by the commands; it
+//!   uses only [`config`] and the leaves.
 //! - Leaf helpers, used by all and using none: [`exit`] (exit codes),
 //!   [`style`], [`tty`], [`recording`] (the record file of `acp record`,
 //!   `acp trace` and `acp mock`).
@@ -36,6 +39,7 @@ pub mod config;
 pub mod exit;
 pub mod host;
 pub mod recording;
+pub mod registry;
 pub mod session;
 pub mod style;
 pub mod tty;
@@ -78,14 +82,13 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         Some(path) => (Some(path.clone()), true),
         None => (config::paths::default_config_path(), false),
     };
+    // Zed's agents are imported into any config file, even a broken one
+    // (which the import reports).
     if let Command::Agents(cli::AgentsArgs {
-        action: Some(AgentsAction::ImportZed { settings }),
-    }) = &command
+        action: action @ Some(AgentsAction::ImportZed { .. }),
+    }) = command
     {
-        let path = path.ok_or_else(|| {
-            Failure::usage("cannot find the config directory; name the config file with --config")
-        })?;
-        return commands::agents::import::run(settings.as_deref(), &path);
+        return commands::agents::run(action, &Config::default(), path.as_deref()).await;
     }
     let config = match &path {
         Some(path) => Config::load(path, explicit),
@@ -101,10 +104,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
         (Err(failure), _) => return Err(failure),
     };
     match command {
-        Command::Agents(_) => {
-            commands::agents::list(&config, path.as_deref());
-            Ok(exit::OK)
-        }
+        Command::Agents(args) => commands::agents::run(args.action, &config, path.as_deref()).await,
         Command::Exec(args) => {
             let json = args.format == cli::Format::Json;
             let agent =
@@ -140,6 +140,34 @@ fn pick_agent(
 ) -> Result<config::ChosenAgent, Failure> {
     match requested {
         Some(url) if acp::remote::is_url(url) => config::remote::mirror_agent(url, remote),
-        requested => config::choose_agent(config, requested),
+        requested => {
+            not_added(config, requested.or(config.default_agent.as_deref()))?;
+            config::choose_agent(config, requested)
+        }
+    }
+}
+
+/// Fails when `value` names an agent of the ACP registry (as the cached
+/// copy has it: no network here) that is neither in the config nor a
+/// program on `PATH`: it must be added first, since `acp exec` and `acp
+/// chat` never download an agent by themselves.
+fn not_added(config: &Config, value: Option<&str>) -> Result<(), Failure> {
+    let Some(id) = value else { return Ok(()) };
+    if config.agents.contains_key(id) || !registry::index::valid_id(id) || config::on_path(id) {
+        return Ok(());
+    }
+    let cached =
+        registry::cache_dir().and_then(|dir| registry::cache::cached(&dir, &registry::url(config)));
+    match cached.as_ref().and_then(|c| c.index.get(id)) {
+        Some(agent) => Err(Failure::new(
+            exit::AGENT_NOT_FOUND,
+            format!(
+                "{id} is an agent of the ACP registry ({} {}) that is not added yet: \
+                 acp agents add {id} installs it (acp exec and acp chat never download agents)",
+                commands::agents::search::printable(&agent.name),
+                agent.version
+            ),
+        )),
+        None => Ok(()),
     }
 }

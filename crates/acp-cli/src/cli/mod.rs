@@ -42,7 +42,8 @@ pub enum Command {
     /// Talk to the agent interactively: a line editor, the reply streamed
     /// as a transcript, permission questions asked on the terminal.
     Chat(ChatArgs),
-    /// List the agents of the config file, or import Zed's.
+    /// List the agents of the config file; search, add, update and remove
+    /// agents of the ACP registry; import Zed's.
     Agents(AgentsArgs),
     /// Log in to the agent: run its login in this terminal (a terminal
     /// method) or ask it to log in (`authenticate`). Without METHOD, list
@@ -197,6 +198,44 @@ pub struct AgentsArgs {
 /// The subcommands of `acp agents`.
 #[derive(Debug, Subcommand)]
 pub enum AgentsAction {
+    /// List the agents of the ACP registry whose id, name or description
+    /// contains TEXT (all without TEXT): how each is distributed and
+    /// whether it is added.
+    Search {
+        /// What to look for (ignoring case).
+        #[arg(value_name = "TEXT")]
+        text: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+        format: ListFormat,
+    },
+    /// Add an agent of the ACP registry to the config file under its id: a
+    /// binary is downloaded into acp's data directory; an npx or uvx
+    /// package is fetched by its runner when the agent starts.
+    Add {
+        /// The agent's id in the registry (see `acp agents search`).
+        #[arg(value_name = "ID")]
+        id: String,
+        /// How to install it, when the registry offers several ways
+        /// (default: binary, then npx, then uvx).
+        #[arg(long, value_enum, value_name = "KIND")]
+        distribution: Option<Distribution>,
+    },
+    /// Remove an agent added from the registry: its config entry and its
+    /// files.
+    Remove {
+        /// The agent's id.
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Fetch the registry again and move the agents added from it (or only
+    /// ID) to their newest version; an old version is removed only once
+    /// the new one is in place.
+    Update {
+        /// Only this agent.
+        #[arg(value_name = "ID")]
+        id: Option<String>,
+    },
     /// Add the custom agents of Zed's settings (`agent_servers`) to the
     /// config file. Agents already configured are left unchanged.
     ImportZed {
@@ -204,6 +243,26 @@ pub enum AgentsAction {
         #[arg(value_name = "PATH")]
         settings: Option<PathBuf>,
     },
+}
+
+/// The output format of a listing (`acp agents search`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListFormat {
+    /// A table.
+    Text,
+    /// One JSON array.
+    Json,
+}
+
+/// How an agent of the registry is installed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Distribution {
+    /// Download this platform's archive.
+    Binary,
+    /// Run the npm package with npx.
+    Npx,
+    /// Run the PyPI package with uvx.
+    Uvx,
 }
 
 /// The output format of `acp exec`.

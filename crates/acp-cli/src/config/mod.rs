@@ -14,18 +14,29 @@
 //! default_mode = "plan"             # optional: the session's mode
 //! default_model = "sonnet"          # optional: the model config option
 //! default_config_options = { effort = "high" }   # optional
+//!
+//! # Written by `acp agents add ID` for an agent of the ACP registry:
+//! [agents.some-agent]
+//! command = "/home/me/.local/share/acp/agents/some-agent/1.2.0/bin/agent"
+//! args = ["--acp"]
+//! registry = { version = "1.2.0", distribution = "binary" }
 //! ```
+//!
+//! `registry_url = "https://…"` (top level) names another ACP registry
+//! (`$ACP_REGISTRY_URL` wins over it).
 //!
 //! A command that starts with `~/` is found in the home directory.
 //!
 //! Where acp keeps its files is [`paths`]; agents given by URL are
-//! [`remote`]. This layer uses only [`crate::cli`]'s options and
+//! [`remote`]; writing the file (keeping the user's formatting) is
+//! [`file`](mod@file). This layer uses only [`crate::cli`]'s options and
 //! [`crate::exit`].
 //!
 //! `--agent VALUE` names an agent of the file, or else is a command line.
 //! With no `--agent`, `default_agent` is used, and then `acp-agent` (found
 //! on `PATH` or beside the `acp` executable).
 
+pub mod file;
 pub mod paths;
 pub mod remote;
 
@@ -48,6 +59,9 @@ pub struct Config {
     /// Named agents.
     #[serde(default)]
     pub agents: BTreeMap<String, AgentEntry>,
+    /// The ACP registry to use instead of the default one.
+    #[serde(default)]
+    pub registry_url: Option<String>,
 }
 
 /// One `[agents.NAME]` table.
@@ -72,6 +86,20 @@ pub struct AgentEntry {
     /// Values for config options, by option id.
     #[serde(default)]
     pub default_config_options: BTreeMap<String, String>,
+    /// Set when `acp agents add` added the agent from the ACP registry.
+    #[serde(default)]
+    pub registry: Option<RegistryOrigin>,
+}
+
+/// What `acp agents add` installed: the agent's registry id is its name in
+/// the config.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryOrigin {
+    /// The version installed.
+    pub version: String,
+    /// How it was installed: `binary`, `npx` or `uvx`.
+    pub distribution: String,
 }
 
 impl AgentEntry {
@@ -235,6 +263,14 @@ fn find_default_agent() -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|dir| dir.join(DEFAULT_AGENT_PROGRAM))
         .find(|p| is_executable(p))
+}
+
+/// Whether `program` (a bare name) is an executable file in a directory
+/// of `PATH`.
+pub fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| is_executable(&dir.join(program)))
+    })
 }
 
 fn is_executable(path: &Path) -> bool {

@@ -1,5 +1,7 @@
-//! Where acp keeps its files: the config file, and the state directory
-//! (the prompt history, the sessions acp had, recordings).
+//! Where acp keeps its files: the config file, the state directory (the
+//! prompt history, the sessions acp had, recordings), the data directory
+//! (agents installed from the registry) and the cache directory (the
+//! registry's document).
 
 use std::path::PathBuf;
 
@@ -26,4 +28,19 @@ pub fn state_dir() -> Option<PathBuf> {
 /// Where the prompt history is kept: `<state dir>/acp/history`.
 pub fn history_path() -> Option<PathBuf> {
     state_dir().map(|dir| dir.join("history"))
+}
+
+/// acp's data directory: `<data dir>/acp` (`~/.local/share/acp`).
+pub fn data_dir() -> Option<PathBuf> {
+    dirs::data_dir().map(|dir| dir.join("acp"))
+}
+
+/// Where agents from the registry are installed: `<data dir>/acp/agents`.
+pub fn agents_dir() -> Option<PathBuf> {
+    data_dir().map(|dir| dir.join("agents"))
+}
+
+/// acp's cache directory: `<cache dir>/acp` (`~/.cache/acp`).
+pub fn cache_dir() -> Option<PathBuf> {
+    dirs::cache_dir().map(|dir| dir.join("acp"))
 }

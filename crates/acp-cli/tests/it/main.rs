@@ -34,6 +34,7 @@ mod login;
 mod mock;
 mod permissions;
 mod record;
+mod registry;
 mod robustness;
 mod serve;
 mod terminal;

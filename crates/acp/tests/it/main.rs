@@ -34,9 +34,9 @@ mod remote_support;
 mod robustness;
 mod tap;
 mod unstable;
-mod wire;
 #[cfg(feature = "v2")]
 mod v2_bridge;
 mod v2_readme;
 #[cfg(feature = "v2")]
 mod v2_runtime;
+mod wire;

@@ -13,9 +13,9 @@
 
 use super::zed::{ZedAgent, default_settings_path, looks_secret, parse_jsonc, zed_agents};
 use crate::config::Config;
+use crate::config::file::write_atomically;
 use crate::exit::Failure;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What an import did with one agent.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,24 +38,7 @@ pub fn merge_into_config(
     let mut doc: toml_edit::DocumentMut = text
         .parse()
         .map_err(|e| Failure::usage(format!("bad config file {}: {e}", origin.display())))?;
-    let created = !doc.contains_key("agents");
-    if let Some(toml_edit::Item::Value(toml_edit::Value::InlineTable(inline))) = doc.get("agents") {
-        let table = inline.clone().into_table();
-        doc["agents"] = toml_edit::Item::Table(table);
-    }
-    let table = doc
-        .entry("agents")
-        .or_insert_with(toml_edit::table)
-        .as_table_mut()
-        .ok_or_else(|| {
-            Failure::usage(format!(
-                "bad config file {}: agents is not a table",
-                origin.display()
-            ))
-        })?;
-    if created {
-        table.set_implicit(true);
-    }
+    let table = crate::config::file::agents_table(&mut doc, origin)?;
     let mut outcomes = Vec::new();
     for agent in agents {
         let outcome = match &agent.command {
@@ -104,38 +87,6 @@ pub fn merge_into_config(
         ))
     })?;
     Ok((new_text, outcomes))
-}
-
-/// Replaces the file at `path` with `text`: a temporary file in the same
-/// directory, synced, then renamed over it. A symbolic link is followed, so
-/// the file it points to is the one replaced. A new file is readable only
-/// by its owner (0600); an old file's permissions are kept, or with
-/// `private` narrowed to the owner's.
-pub fn write_atomically(path: &Path, text: &str, private: bool) -> std::io::Result<()> {
-    let target = match std::fs::canonicalize(path) {
-        Ok(real) => real,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.to_path_buf(),
-        Err(e) => return Err(e),
-    };
-    let dir = match target.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir)?;
-    let mut file = tempfile::Builder::new()
-        .prefix(".config.toml.")
-        .tempfile_in(&dir)?;
-    file.write_all(text.as_bytes())?;
-    file.as_file().sync_all()?;
-    use std::os::unix::fs::PermissionsExt;
-    let permissions = match std::fs::metadata(&target) {
-        Ok(meta) if private => std::fs::Permissions::from_mode(meta.permissions().mode() & 0o700),
-        Ok(meta) => meta.permissions(),
-        Err(_) => std::fs::Permissions::from_mode(0o600),
-    };
-    file.as_file().set_permissions(permissions)?;
-    file.persist(&target).map_err(|e| e.error)?;
-    Ok(())
 }
 
 /// Runs `acp agents import-zed`: reads `settings` (default: Zed's) and adds
@@ -253,6 +204,7 @@ fn agent_line(agent: &ZedAgent) -> String {
         default_mode: None,
         default_model: None,
         default_config_options: Default::default(),
+        registry: None,
     }
     .display()
 }
