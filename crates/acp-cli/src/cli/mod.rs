@@ -368,6 +368,15 @@ pub struct ServeArgs {
     /// this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub max_output_stall: u64,
+    /// How much of what each connection sent its client is kept to be sent
+    /// again after a resume, in bytes (a client that lost more cannot
+    /// resume).
+    #[arg(long, value_name = "BYTES", default_value_t = 8 * 1024 * 1024)]
+    pub max_replay_bytes: usize,
+    /// How much of each connection's recent traffic is kept for `acp watch
+    /// --from-start`, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024)]
+    pub watch_history_bytes: usize,
     /// The log format on standard error.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
