@@ -322,6 +322,13 @@ pub struct RemoteArgs {
     /// wss:// and https://, besides the system's roots.
     #[arg(long, global = true, value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
+    /// When the connection breaks, keep trying to resume it for this long
+    /// (default 120; never past the time the server keeps it).
+    #[arg(long, global = true, value_name = "SECS", value_parser = parse_secs)]
+    pub reconnect_for: Option<Duration>,
+    /// Do not resume a broken connection: it ends the session.
+    #[arg(long, global = true, conflicts_with = "reconnect_for")]
+    pub no_reconnect: bool,
 }
 
 /// Arguments of `acp serve`.
@@ -447,6 +454,7 @@ const GLOBAL_WITH_VALUE: &[&str] = &[
     "--token-env",
     "--token-file",
     "--ca-cert",
+    "--reconnect-for",
 ];
 
 /// Inserts `chat` or `exec` where the subcommand would be, if there is

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+pub mod proxy;
 pub mod served;
 
 pub const ACP: &str = env!("CARGO_BIN_EXE_acp");
