@@ -216,6 +216,14 @@ fn a_client_that_never_returns_leaves_no_agent_after_the_keep_time() {
         // The client dies without a word: no WebSocket close, no DELETE.
         client.kill().unwrap();
         client.wait().unwrap();
+        let detached = wait_until(Duration::from_secs(30), || {
+            let out = sb.run(&["watch", &served.url]);
+            out.stdout.contains("detached") || !group_alive(pgid)
+        });
+        assert!(
+            detached,
+            "{url}: the connection was never listed as detached"
+        );
         assert!(
             wait_until(Duration::from_secs(60), || !group_alive(pgid)),
             "{url}: the agent's process group {pgid} outlived the keep time"
@@ -264,6 +272,97 @@ fn a_server_restart_is_a_clear_error_and_no_hang() {
             "{url}: {stderr}"
         );
     }
+}
+
+/// `acp watch URL` lists the connections; `--connection PREFIX
+/// --from-start` shows one's turn as it happens, as `acp trace` would, and
+/// ends when the connection closes.
+#[test]
+fn watch_shows_a_live_connections_turn() {
+    let sb = Sandbox::new();
+    let token_file = sb.root().join("token");
+    std::fs::write(&token_file, "tok-5e1f\n").unwrap();
+    let token = token_file.display().to_string();
+    let served = Served::start(&sb, &["--token-file", &token], &[AGENT]);
+    // Without the token: refused.
+    let out = sb.run(&["watch", &served.url]);
+    assert_code(&out, 1);
+    assert!(out.stderr.contains("HTTP 401"), "{}", out.stderr);
+    let out = sb.run(&["watch", &served.url, "--token-file", &token]);
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "no connections\n");
+    let client = sb
+        .command(&[
+            "exec",
+            "--agent",
+            &served.url,
+            "--token-file",
+            &token,
+            "words 60 40",
+        ])
+        .spawn()
+        .unwrap();
+    let mut listed = String::new();
+    assert!(
+        wait_until(Duration::from_secs(30), || {
+            listed = sb
+                .run(&["watch", &served.url, "--token-file", &token])
+                .stdout;
+            listed.contains("attached")
+        }),
+        "{listed}"
+    );
+    let row = listed.lines().nth(1).unwrap().to_owned();
+    assert!(listed.starts_with("ID "), "{listed}");
+    assert!(
+        row.contains("websocket") && row.contains("$AGENT"),
+        "{listed}"
+    );
+    let id = row.split_whitespace().next().unwrap();
+    let watch = sb
+        .command(&[
+            "watch",
+            &served.url,
+            "--token-file",
+            &token,
+            "--connection",
+            &id[..8],
+            "--from-start",
+        ])
+        .spawn()
+        .unwrap();
+    let watched = sb.output(watch.wait_with_output().unwrap());
+    let (code, stderr) = finish(client);
+    assert_eq!(code, 0, "{stderr}");
+    assert_code(&watched, 0);
+    let text = &watched.stdout;
+    for expected in [
+        &format!("watching connection {id} of {}", served.url),
+        "→ initialize #0",
+        "← #0 initialize: ok in ",
+        "→ session/new #1",
+        "session sess-1",
+        "┌ sess-1 turn 1 \"words 60 40\"",
+        "│ ← agent_message_chunk",
+        "└ sess-1 turn 1: end_turn in ",
+        "client closed its end",
+    ] {
+        assert!(
+            text.contains(expected),
+            "{expected:?} missing from:\n{text}"
+        );
+    }
+    // Every word once, in order, across the runs of chunks.
+    let said: String = text
+        .lines()
+        .filter(|l| l.contains("← agent_message_chunk"))
+        .map(|l| {
+            let quoted = &l[l.find('"').unwrap()..];
+            serde_json::from_str::<String>(quoted).unwrap()
+        })
+        .collect();
+    assert_eq!(said, words(60), "{text}");
+    assert!(watched.stderr.contains("closed"), "{}", watched.stderr);
 }
 
 mod chat {

@@ -4,6 +4,7 @@
 //! [`check`]) and its code under [`crate::commands`].
 
 pub mod check;
+pub mod watch;
 
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
@@ -65,6 +66,10 @@ pub enum Command {
     /// editors that only start agents as subprocesses (Zed's
     /// `agent_servers`).
     Connect(ConnectArgs),
+    /// Watch a live connection of an `acp serve` server, read-only: its
+    /// traffic as `acp trace` shows it. Without --connection, list the
+    /// server's connections.
+    Watch(watch::WatchArgs),
     /// Check an agent (or a client) against the protocol: a conformance
     /// suite with a report for people and for CI.
     Check(check::CheckArgs),
