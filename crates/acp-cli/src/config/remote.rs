@@ -201,7 +201,7 @@ impl LinkNote {
                 one_line(why)
             ),
             LinkNote::Resumed { attempts, down_for } => format!(
-                "{NOTE_PREFIX}resumed] after {:.3} s and {attempts} attempts",
+                "{NOTE_PREFIX}resumed] after {:.3} s, on attempt {attempts}",
                 down_for.as_secs_f64()
             ),
             LinkNote::Lost { gone: true, why } => format!("{NOTE_PREFIX}gone] {}", one_line(why)),
@@ -229,9 +229,9 @@ impl LinkNote {
             }
             "resumed" => {
                 let rest = rest.strip_prefix("after ")?;
-                let (down_for, rest) = rest.split_once(" s and ")?;
+                let (down_for, attempts) = rest.split_once(" s, on attempt ")?;
                 Some(LinkNote::Resumed {
-                    attempts: rest.strip_suffix(" attempts")?.parse().ok()?,
+                    attempts: attempts.parse().ok()?,
                     down_for: secs(down_for)?,
                 })
             }
@@ -268,7 +268,7 @@ mod tests {
             lines,
             [
                 "acp connect: [reconnecting] attempt 3 in 0.412 s: the WebSocket broke: connection reset by peer",
-                "acp connect: [resumed] after 1.607 s and 2 attempts",
+                "acp connect: [resumed] after 1.607 s, on attempt 2",
                 "acp connect: [gone] the server no longer has the connection (it restarted, or kept it no longer)",
                 "acp connect: [lost] another client resumed the connection",
             ]
