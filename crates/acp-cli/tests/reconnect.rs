@@ -147,6 +147,36 @@ fn exec_through_a_connection_severed_mid_turn_gets_every_word_once_in_order() {
     }
 }
 
+/// `--no-reconnect`: a break ends the run at once, with the reason, and
+/// nothing is tried.
+#[test]
+fn without_reconnecting_a_break_ends_the_run() {
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &[], &[AGENT]);
+    let proxy = Proxy::start(Proxy::addr_of(&served.url));
+    for url in [proxy.ws_url(), proxy.http_url()] {
+        let mut child = sb
+            .command(&["exec", "--agent", &url, "--no-reconnect", "words 400 15"])
+            .spawn()
+            .unwrap();
+        let mut out = Reading::of(&mut child);
+        out.until("some words", |text| text.starts_with("w1 w2 w3 "));
+        proxy.sever();
+        out.rest();
+        let (code, stderr) = finish(child);
+        assert_eq!(code, 6, "{url}: {stderr}");
+        assert!(!stderr.contains("[reconnecting"), "{url}: {stderr}");
+        assert!(
+            stderr.contains(&format!("acp: the connection to {url} ended: ")),
+            "{url}: {stderr}"
+        );
+        assert!(
+            stderr.contains(" (during session/prompt)") && !stderr.contains("the agent exited"),
+            "{url}: {stderr}"
+        );
+    }
+}
+
 /// `acp connect URL` as an editor runs it, mid-turn (`slow`): its input
 /// kept open, the turn ticking.
 fn connect_mid_turn(sb: &Sandbox, url: &str) -> Child {
@@ -291,6 +321,21 @@ fn watch_shows_a_live_connections_turn() {
     let out = sb.run(&["watch", &served.url, "--token-file", &token]);
     assert_code(&out, 0);
     assert_eq!(out.stdout, "no connections\n");
+    let out = sb.run(&[
+        "watch",
+        &served.url,
+        "--token-file",
+        &token,
+        "--connection",
+        "9b1d",
+    ]);
+    assert_code(&out, 2);
+    assert!(
+        out.stderr
+            .contains(&format!("{} has no connection 9b1d", served.url)),
+        "{}",
+        out.stderr
+    );
     let client = sb
         .command(&[
             "exec",
@@ -454,5 +499,31 @@ mod chat {
         quit(s);
         // The new server's agent loaded the session.
         assert!(read(&log).contains("session/load sess-1"), "{}", read(&log));
+    }
+
+    /// Declined: the chat ends (exit 6), saying how to resume the session.
+    #[test]
+    fn chat_ends_when_loading_the_session_again_is_declined() {
+        let sb = Sandbox::new();
+        let served = Served::start(&sb, &[], &[AGENT]);
+        let again = Served::start(&sb, &[], &[AGENT]);
+        let proxy = Proxy::start(Proxy::addr_of(&served.url));
+        let url = proxy.ws_url();
+        let mut s = chat(&sb, &url);
+        s.type_line("words 400 15").unwrap();
+        s.expect("w5 ").unwrap();
+        proxy.retarget(Proxy::addr_of(&again.url));
+        proxy.sever();
+        s.expect("Load session sess-1 again, on a new connection? [y/N] ")
+            .unwrap();
+        s.type_line("n").unwrap();
+        s.expect(format!(
+            "To resume the session: acp chat --agent {url} --session sess-1"
+        ))
+        .unwrap();
+        s.expect(Eof).unwrap();
+        let pid = s.get_process().pid();
+        let status = s.get_process_mut().wait().unwrap();
+        assert_eq!(status, expectrl::process::unix::WaitStatus::Exited(pid, 6));
     }
 }

@@ -321,8 +321,8 @@ impl Session {
 
     async fn crashed(&mut self, method: &str) -> Failure {
         let status = tokio::time::timeout(Duration::from_secs(2), self.process.wait()).await;
-        if let Some(lost) = self.link_lost() {
-            return self.link_failure(method, &lost);
+        if let Some(failure) = self.remote_failure(method) {
+            return failure;
         }
         let how = match status {
             Ok(Ok(status)) => format!("exited ({status})"),

@@ -69,15 +69,33 @@ impl Session {
             .next_back()
     }
 
-    /// The failure of `method` when the link to the remote agent was lost.
-    pub(super) fn link_failure(&self, method: &str, lost: &LinkLost) -> Failure {
-        Failure::new(
+    /// Why `method` failed when the agent is given by URL: the link was
+    /// lost for good, or `acp connect` said why it stopped (it cannot
+    /// connect, the server closed the connection, …); `None` when it said
+    /// nothing.
+    pub(super) fn remote_failure(&self, method: &str) -> Option<Failure> {
+        if let Some(lost) = self.link_lost() {
+            return Some(Failure::new(
+                exit::AGENT_CRASHED,
+                format!(
+                    "the connection to {} was lost during {method}: {}",
+                    self.launch.agent.label, lost.why
+                ),
+            ));
+        }
+        if !self.remote() {
+            return None;
+        }
+        let said = self
+            .process
+            .stderr_tail()
+            .into_iter()
+            .rev()
+            .find_map(|line| line.strip_prefix("acp: ").map(str::to_owned))?;
+        Some(Failure::new(
             exit::AGENT_CRASHED,
-            format!(
-                "the connection to {} was lost during {method}: {}",
-                self.launch.agent.label, lost.why
-            ),
-        )
+            format!("{said} (during {method})"),
+        ))
     }
 
     /// Opens session `id` again on a new connection, after the server lost
