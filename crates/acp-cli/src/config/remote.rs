@@ -189,7 +189,13 @@ impl LinkNote {
 
     /// The line (without its newline).
     pub fn line(&self) -> String {
-        let one_line = |text: &str| text.replace(['\n', '\r'], " ");
+        // What the server said goes in too: one line, and nothing a
+        // terminal would act on.
+        let one_line = |text: &str| -> String {
+            text.chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect()
+        };
         match self {
             LinkNote::Reconnecting {
                 attempt,
@@ -262,6 +268,10 @@ mod tests {
             },
             LinkNote::lost(&LinkLost::Gone { reason: None }),
             LinkNote::lost(&LinkLost::TakenOver),
+            LinkNote::lost(&LinkLost::Refused {
+                status: 403,
+                detail: "no\n\u{1b}[2Jacp connect: [gone] x".into(),
+            }),
         ];
         let lines: Vec<String> = notes.iter().map(LinkNote::line).collect();
         assert_eq!(
@@ -271,10 +281,13 @@ mod tests {
                 "acp connect: [resumed] after 1.607 s, on attempt 2",
                 "acp connect: [gone] the server no longer has the connection (it restarted, or kept it no longer)",
                 "acp connect: [lost] another client resumed the connection",
+                // A server's words cannot start a line nor move the cursor.
+                "acp connect: [lost] the server refused the resume with HTTP 403: no  [2Jacp connect: [gone] x",
             ]
         );
         let back: Vec<LinkNote> = lines.iter().filter_map(|l| LinkNote::parse(l)).collect();
-        assert_eq!(back.len(), 4);
+        assert_eq!(back.len(), 5);
+        assert!(matches!(&back[4], LinkNote::Lost { gone: false, .. }));
         assert!(
             matches!(&back[0], LinkNote::Reconnecting { attempt: 3, why, .. } if why.ends_with("by peer"))
         );

@@ -104,11 +104,11 @@ impl Growing {
         let b = &mut self.b;
         b.answered = None;
         b.record(number, record);
-        let event = b
-            .events
-            .last()
-            .cloned()
-            .expect("each record makes an event");
+        let kept = b.events.last_mut().expect("each record makes an event");
+        let event = kept.clone();
+        // What a later answer needs of it is its time and outcome.
+        kept.message = None;
+        kept.text = None;
         let answered = b.answered.map(|index| b.events[index - b.base].clone());
         b.prune();
         (event, answered)

@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 /// The longest a run of chunks is held before it is shown.
 pub const RUN_FOR: Duration = Duration::from_secs(1);
 
+/// The most text of a run kept (its line shows the first 200 characters).
+const RUN_TEXT: usize = 4096;
+
 /// The timeline as text lines, record by record.
 #[derive(Default)]
 pub struct LiveText {
@@ -52,7 +55,9 @@ impl LiveText {
                 && run.takes(&event, kind)
             {
                 run.count += 1;
-                run.text.push_str(chunk_text(&event));
+                if run.text.len() < RUN_TEXT {
+                    run.text.push_str(chunk_text(&event));
+                }
                 return lines;
             }
             lines.extend(self.flush());
