@@ -8,11 +8,13 @@
 //! A folder per layer; a module uses only the layers below its own:
 //!
 //! - [`commands`]: one module per command (`exec`, `chat`, `login`,
-//!   `agents`, `record`, `trace` (and `watch`), `mock`, `serve`, `connect`, `check`,
-//!   completions and manual pages).
+//!   `agents`, `record`, `trace` (and `watch`, which shows a live connection
+//!   with trace's lines), `mock`, `serve`, `connect`, `check`, completions
+//!   and manual pages).
 //! - [`session`]: the `Session` that `acp exec`, `acp chat` and `acp login`
 //!   share: starting the agent, opening the session, logins, its mode,
-//!   model and options, one prompt turn, Ctrl-C and `--timeout`.
+//!   model and options, one prompt turn, Ctrl-C and `--timeout`, an agent
+//!   given by URL (its link's notes, a link lost, the session opened again).
 //! - [`host`]: the client side, [`host::CliClient`]: permissions, files,
 //!   terminals, elicitations.
 //! - [`view`]: one [`view::View`] (plain, JSON lines, chat) over one
