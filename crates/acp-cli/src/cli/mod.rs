@@ -583,6 +583,14 @@ mod tests {
             parsed(&["--cwd", "/tmp"]).command,
             Command::Chat(_)
         ));
+        let cli = parsed(&["--reconnect-for", "30", "hello"]);
+        assert_eq!(cli.remote.reconnect_for, Some(Duration::from_secs(30)));
+        assert!(matches!(cli.command, Command::Exec(_)));
+        assert!(matches!(
+            parsed(&["--reconnect-for", "30"]).command,
+            Command::Chat(_)
+        ));
+        assert!(Cli::parse_args(["acp", "--no-reconnect", "--reconnect-for", "3", "x"]).is_err());
     }
 
     #[test]
