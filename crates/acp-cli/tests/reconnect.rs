@@ -501,6 +501,37 @@ mod chat {
         assert!(read(&log).contains("session/load sess-1"), "{}", read(&log));
     }
 
+    /// The server restarts while the chat waits at the prompt: the break is
+    /// noted there, and the next command that needs the agent offers to
+    /// load the session on a new connection.
+    #[test]
+    fn a_server_lost_between_turns_is_offered_at_the_next_command() {
+        let sb = Sandbox::new();
+        let served = Served::start(&sb, &[], &[AGENT]);
+        let again = Served::start(&sb, &[], &[AGENT]);
+        let proxy = Proxy::start(Proxy::addr_of(&served.url));
+        let mut s = chat(&sb, &proxy.ws_url());
+        s.type_line("stream").unwrap();
+        s.expect("Hello, world!").unwrap();
+        s.expect("> ").unwrap();
+        proxy.retarget(Proxy::addr_of(&again.url));
+        proxy.sever();
+        s.expect("[reconnecting…] the connection to the agent broke")
+            .unwrap();
+        s.type_line("/load sess-1").unwrap();
+        s.expect("the server no longer has the connection").unwrap();
+        s.expect("Load session sess-1 again, on a new connection? [y/N] ")
+            .unwrap();
+        s.type_line("y").unwrap();
+        s.expect("[session] sess-1 loaded on a new connection")
+            .unwrap();
+        s.expect("> ").unwrap();
+        s.type_line("stream").unwrap();
+        s.expect("Hello, world!").unwrap();
+        s.expect("> ").unwrap();
+        quit(s);
+    }
+
     /// Declined: the chat ends (exit 6), saying how to resume the session.
     #[test]
     fn chat_ends_when_loading_the_session_again_is_declined() {

@@ -472,6 +472,13 @@ impl Chat<'_> {
     ) -> Result<Option<T>, Failure> {
         match self.session.step(method, call).await {
             Ok(value) => Ok(Some(value)),
+            // The session opened again (on a new connection) did not get
+            // this request: it is abandoned.
+            Err(Interrupted::Failed(failure))
+                if failure.code == exit::AGENT_CRASHED && self.session.remote() =>
+            {
+                self.offer_reopen(failure).await.map(|_| None)
+            }
             Err(Interrupted::Failed(failure)) if failure.code == exit::AGENT_CRASHED => {
                 Err(failure)
             }

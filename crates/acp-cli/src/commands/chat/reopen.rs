@@ -2,7 +2,7 @@
 //! restarted, or kept it no longer): the chat says so and, when the agent
 //! can load (or resume) sessions, asks whether to open the session again on
 //! a new connection. On yes the chat goes on in the same session; the turn
-//! that was running is lost.
+//! (or the request between turns) that was running is lost.
 
 use super::{Chat, Next};
 use crate::exit::Failure;
@@ -12,9 +12,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 impl Chat<'_> {
-    /// The chat after `failure` ended a turn: goes on in the session opened
-    /// again, or ends with `failure` (no, no terminal, or the agent can
-    /// neither load nor resume).
+    /// The chat after `failure` ended a turn or a request: goes on in the
+    /// session opened again, or ends with `failure` (not a connection the
+    /// server lost, no, no terminal, or the agent can neither load nor
+    /// resume).
     pub(super) async fn offer_reopen(&mut self, failure: Failure) -> Result<Next, Failure> {
         let caps = &self.opened.caps;
         let verb = if caps.load_session {
@@ -44,7 +45,7 @@ impl Chat<'_> {
         };
         self.transcript(|t| {
             t.note(&format!(
-                "[session] {id} {how} on a new connection; the turn that was running is lost"
+                "[session] {id} {how} on a new connection; what was running is lost"
             ))
         });
         Ok(Next::Continue)
