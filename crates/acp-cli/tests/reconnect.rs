@@ -147,6 +147,40 @@ fn exec_through_a_connection_severed_mid_turn_gets_every_word_once_in_order() {
     }
 }
 
+/// Under `--format json` the notes go to standard error and standard
+/// output stays JSON lines: every update once, then the result.
+#[test]
+fn exec_json_through_a_severed_connection_stays_json() {
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &[], &[AGENT]);
+    let proxy = Proxy::start(Proxy::addr_of(&served.url));
+    let url = proxy.ws_url();
+    let mut child = sb
+        .command(&["exec", "--agent", &url, "--format", "json", "words 100 15"])
+        .spawn()
+        .unwrap();
+    let mut out = Reading::of(&mut child);
+    out.until("some updates", |text| text.matches('\n').count() >= 10);
+    proxy.sever();
+    let stdout = out.rest();
+    let (code, stderr) = finish(child);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let said: String = lines
+        .iter()
+        .filter_map(|l| l.pointer("/update/content/text")?.as_str())
+        .collect();
+    assert_eq!(said, words(100));
+    assert_eq!(
+        lines.last().unwrap()["stopReason"],
+        serde_json::json!("end_turn")
+    );
+    assert!(stderr.contains("[reconnected] after"), "{stderr}");
+}
+
 /// `--no-reconnect`: a break ends the run at once, with the reason, and
 /// nothing is tried.
 #[test]
@@ -357,6 +391,20 @@ fn watch_shows_a_live_connections_turn() {
         }),
         "{listed}"
     );
+    let json = sb.run(&[
+        "watch",
+        &served.url,
+        "--token-file",
+        &token,
+        "--format",
+        "json",
+    ]);
+    assert_code(&json, 0);
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let first = &json["connections"][0];
+    assert_eq!(first["state"], "attached", "{json}");
+    assert_eq!(first["profile"], "websocket", "{json}");
+    assert_eq!(first["agent"], "$AGENT", "{json}");
     let row = listed.lines().nth(1).unwrap().to_owned();
     assert!(listed.starts_with("ID "), "{listed}");
     assert!(
