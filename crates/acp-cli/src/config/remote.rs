@@ -5,7 +5,7 @@
 //! `--no-reconnect`), and says what happens to the link on its standard
 //! error, one [`LinkNote`] a line: readable in an editor's log, and read back
 //! by the `acp exec` or `acp chat` that runs it, which shows them
-//! ("[reconnecting…]") and explains a connection the server no longer has.
+//! (`[reconnecting…]`) and explains a connection the server no longer has.
 
 use crate::cli::RemoteArgs;
 use crate::config::ChosenAgent;

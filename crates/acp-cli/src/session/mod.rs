@@ -10,7 +10,7 @@
 //! options (`choices`, `models`); one prompt turn ([`turn`], its
 //! prompt from [`mentions`]); the sessions acp had ([`recent`]); an agent
 //! given by URL, whose link to the server may break and be resumed
-//! ([`remote`]).
+//! (`remote`).
 //!
 //! A session holds its client ([`crate::host`], which shows it through
 //! [`crate::view`]) and reads [`crate::config`] and [`crate::cli`]'s

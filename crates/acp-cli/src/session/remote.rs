@@ -8,7 +8,7 @@
 //! The reconnecting itself is `acp connect`'s (the `acp` crate's client
 //! resumes the connection; each message arrives once, in order): a turn in
 //! flight goes on as if nothing happened, and this session only shows
-//! "[reconnecting…]" and "[reconnected]".
+//! `[reconnecting…]` and `[reconnected]`.
 
 use crate::cli::SessionArgs;
 use crate::config::remote::LinkNote;

@@ -13,9 +13,9 @@
 //! `--continue`. When the agent crashes, the message says how to resume.
 //!
 //! With an agent given by URL, a broken connection is resumed by itself
-//! ("[reconnecting…]", then "[reconnected]"); when the server no longer has
+//! (`[reconnecting…]`, then `[reconnected]`); when the server no longer has
 //! it, the chat offers to open the session again on a new connection
-//! ([`reopen`]).
+//! (`reopen`).
 
 use crate::cli::ChatArgs;
 use crate::config::ChosenAgent;
