@@ -8,11 +8,13 @@
 //! A folder per layer; a module uses only the layers below its own:
 //!
 //! - [`commands`]: one module per command (`exec`, `chat`, `login`,
-//!   `agents`, `record`, `trace`, `mock`, `serve`, `connect`, `check`,
-//!   completions and manual pages).
+//!   `agents`, `record`, `trace` (and `watch`, which shows a live connection
+//!   with trace's lines), `mock`, `serve`, `connect`, `check`, completions
+//!   and manual pages).
 //! - [`session`]: the `Session` that `acp exec`, `acp chat` and `acp login`
 //!   share: starting the agent, opening the session, logins, its mode,
-//!   model and options, one prompt turn, Ctrl-C and `--timeout`.
+//!   model and options, one prompt turn, Ctrl-C and `--timeout`, an agent
+//!   given by URL (its link's notes, a link lost, the session opened again).
 //! - [`host`]: the client side, [`host::CliClient`]: permissions, files,
 //!   terminals, elicitations.
 //! - [`view`]: one [`view::View`] (plain, JSON lines, chat) over one
@@ -71,7 +73,13 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
              acp record -- AGENT [ARGS…]",
         ));
     }
+    if let (Some(_), Command::Watch(_)) = (&cli.agent, &cli.command) {
+        return Err(Failure::usage(
+            "--agent is for exec and chat; acp watch takes the server's URL: acp watch URL",
+        ));
+    }
     let command = match cli.command {
+        Command::Watch(args) => return trace::watch::run(args, &cli.remote).await,
         Command::Record(args) => return record::run(args).await,
         Command::Trace(args) => return trace::run(args),
         Command::Mock(args) => return mock::run(args),
@@ -123,7 +131,11 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
             let agent = pick_agent(&config, cli.agent.as_deref(), &cli.remote)?;
             chat::run(agent, args).await
         }
-        Command::Record(_) | Command::Trace(_) | Command::Mock(_) | Command::Check(_) => {
+        Command::Record(_)
+        | Command::Trace(_)
+        | Command::Mock(_)
+        | Command::Check(_)
+        | Command::Watch(_) => {
             unreachable!("handled above")
         }
         Command::Serve(args) => serve::run(args).await,

@@ -196,14 +196,14 @@ impl Recording {
                 .map_err(|e| e.to_string())
                 .and_then(|value| decode(&value));
             match parsed {
-                Ok(Decoded::Header(header)) if !saw_header && recording.records.is_empty() => {
+                Ok(Entry::Header(header)) if !saw_header && recording.records.is_empty() => {
                     recording.header = header;
                     saw_header = true;
                 }
-                Ok(Decoded::Header(_)) => recording
+                Ok(Entry::Header(_)) => recording
                     .warnings
                     .push(format!("line {number}: a second header; left out")),
-                Ok(Decoded::Record(record)) => recording.records.push((number, record)),
+                Ok(Entry::Record(record)) => recording.records.push((number, record)),
                 Err(_) if torn && index == last => recording.warnings.push(format!(
                     "line {number} is incomplete (the recording was cut off); left out"
                 )),
@@ -244,12 +244,23 @@ impl Recording {
     }
 }
 
-enum Decoded {
+/// One line of a record file.
+#[derive(Debug, Clone)]
+pub enum Entry {
+    /// The header.
     Header(Header),
+    /// A record.
     Record(Record),
 }
 
-fn decode(value: &Value) -> Result<Decoded, String> {
+/// Reads one line of a record file on its own (`acp watch` reads a
+/// recording as it is made).
+pub fn parse_line(raw: &[u8]) -> Result<Entry, String> {
+    let value = serde_json::from_slice::<Value>(raw).map_err(|e| e.to_string())?;
+    decode(&value)
+}
+
+fn decode(value: &Value) -> Result<Entry, String> {
     let object = value.as_object().ok_or("not a JSON object")?;
     if object.contains_key("acpRecord") {
         let strings = |key: &str| -> Vec<String> {
@@ -263,7 +274,7 @@ fn decode(value: &Value) -> Result<Decoded, String> {
                 })
                 .unwrap_or_default()
         };
-        return Ok(Decoded::Header(Header {
+        return Ok(Entry::Header(Header {
             started: object
                 .get("started")
                 .and_then(Value::as_str)
@@ -284,7 +295,7 @@ fn decode(value: &Value) -> Result<Decoded, String> {
             (None, Some(signal)) => Exit::Signal(signal),
             _ => return Err("an exit record without code or signal".into()),
         };
-        return Ok(Decoded::Record(Record::Exit { t, exit }));
+        return Ok(Entry::Record(Record::Exit { t, exit }));
     }
     let from = object
         .get("from")
@@ -292,7 +303,7 @@ fn decode(value: &Value) -> Result<Decoded, String> {
         .and_then(Source::parse)
         .ok_or("no \"from\" (client, agent or stderr)")?;
     if object.get("eof").and_then(Value::as_bool) == Some(true) {
-        return Ok(Decoded::Record(Record::Eof { t, from }));
+        return Ok(Entry::Record(Record::Eof { t, from }));
     }
     let bytes = match (object.get("line"), object.get("base64")) {
         (Some(Value::String(text)), _) => text.clone().into_bytes(),
@@ -301,7 +312,7 @@ fn decode(value: &Value) -> Result<Decoded, String> {
             .map_err(|e| format!("bad base64: {e}"))?,
         _ => return Err("no \"line\" or \"base64\"".into()),
     };
-    Ok(Decoded::Record(Record::Line(Line {
+    Ok(Entry::Record(Record::Line(Line {
         t,
         from,
         bytes,

@@ -4,6 +4,7 @@
 //! [`check`]) and its code under [`crate::commands`].
 
 pub mod check;
+pub mod watch;
 
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
@@ -66,6 +67,10 @@ pub enum Command {
     /// editors that only start agents as subprocesses (Zed's
     /// `agent_servers`).
     Connect(ConnectArgs),
+    /// Watch a live connection of an `acp serve` server, read-only: its
+    /// traffic as `acp trace` shows it. Without --connection, list the
+    /// server's connections.
+    Watch(watch::WatchArgs),
     /// Check an agent (or a client) against the protocol: a conformance
     /// suite with a report for people and for CI.
     Check(check::CheckArgs),
@@ -381,6 +386,13 @@ pub struct RemoteArgs {
     /// wss:// and https://, besides the system's roots.
     #[arg(long, global = true, value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
+    /// When the connection breaks, keep trying to resume it for this long
+    /// (default 120; never past the time the server keeps it).
+    #[arg(long, global = true, value_name = "SECS", value_parser = parse_secs)]
+    pub reconnect_for: Option<Duration>,
+    /// Do not resume a broken connection: it ends the session.
+    #[arg(long, global = true, conflicts_with = "reconnect_for")]
+    pub no_reconnect: bool,
 }
 
 /// Arguments of `acp serve`.
@@ -427,6 +439,15 @@ pub struct ServeArgs {
     /// this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub max_output_stall: u64,
+    /// How much of what each connection sent its client is kept to be sent
+    /// again after a resume, in bytes (a client that lost more cannot
+    /// resume).
+    #[arg(long, value_name = "BYTES", default_value_t = 8 * 1024 * 1024)]
+    pub max_replay_bytes: usize,
+    /// How much of each connection's recent traffic is kept for `acp watch
+    /// --from-start`, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024)]
+    pub watch_history_bytes: usize,
     /// The log format on standard error.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -497,6 +518,7 @@ const GLOBAL_WITH_VALUE: &[&str] = &[
     "--token-env",
     "--token-file",
     "--ca-cert",
+    "--reconnect-for",
 ];
 
 /// Inserts `chat` or `exec` where the subcommand would be, if there is
@@ -620,6 +642,14 @@ mod tests {
             parsed(&["--cwd", "/tmp"]).command,
             Command::Chat(_)
         ));
+        let cli = parsed(&["--reconnect-for", "30", "hello"]);
+        assert_eq!(cli.remote.reconnect_for, Some(Duration::from_secs(30)));
+        assert!(matches!(cli.command, Command::Exec(_)));
+        assert!(matches!(
+            parsed(&["--reconnect-for", "30"]).command,
+            Command::Chat(_)
+        ));
+        assert!(Cli::parse_args(["acp", "--no-reconnect", "--reconnect-for", "3", "x"]).is_err());
     }
 
     #[test]

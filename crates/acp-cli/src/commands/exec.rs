@@ -97,6 +97,16 @@ async fn drive(
             response,
             cancelled,
         } => (response, cancelled),
+        TurnEnd::Fatal(mut failure) if session.link_lost().is_some_and(|l| l.gone) => {
+            let again = format!(
+                "acp exec {} --session {session_id} PROMPT",
+                session.agent_flag()
+            );
+            failure.message.push_str(&format!(
+                "\nThe agent's session may still be there, on a new connection: {again}"
+            ));
+            return Err(failure);
+        }
         TurnEnd::Failed(failure) | TurnEnd::Fatal(failure) => return Err(failure),
     };
     if cancelled == Some(Cancelled::TimedOut) {

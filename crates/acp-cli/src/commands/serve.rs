@@ -4,7 +4,8 @@
 //! [`AgentCommand::spawn_stdio`]); when the connection ends or idles out, the
 //! agent's input is closed and its whole process group is stopped. Logs go
 //! to standard error, one event per line (`--log-format json` for JSON), with
-//! the connection's id on each.
+//! the connection's id on each. Each connection's agent is labelled with its
+//! command line, which operators see in `GET /connections` and `acp watch`.
 
 use crate::cli::{LogFormat, ServeArgs};
 use crate::config::remote::read_token;
@@ -93,7 +94,9 @@ pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
         .max_message_size(args.max_message_size)
         .max_buffered_bytes(args.max_buffered_bytes)
         .keep_sessions(Duration::from_secs(args.keep_sessions))
-        .max_output_stall(Duration::from_secs(args.max_output_stall.max(1)));
+        .max_output_stall(Duration::from_secs(args.max_output_stall.max(1)))
+        .max_replay_bytes(args.max_replay_bytes)
+        .watch_history_bytes(args.watch_history_bytes);
     if let Some(token) = token {
         options = options.token(token);
     }
@@ -115,6 +118,13 @@ pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
         .split_first()
         .ok_or_else(|| Failure::usage("name the agent's command after --"))?;
     let (program, agent_args) = (program.clone(), agent_args.to_vec());
+    // What operators see as the agent of each connection (`GET /connections`).
+    let label = args
+        .agent
+        .iter()
+        .map(|word| crate::config::shell_quote(word))
+        .collect::<Vec<_>>()
+        .join(" ");
     let groups = Groups::default();
     let connector_groups = Arc::clone(&groups);
     let server = Server::new(options, move |info: &ConnectionInfo| {
@@ -133,7 +143,9 @@ pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
             child,
             groups: Arc::clone(&connector_groups),
         };
-        Ok(Upstream::new(transport).owned_by(tracked))
+        Ok(Upstream::new(transport)
+            .owned_by(tracked)
+            .label(label.clone()))
     });
     let listener = TcpListener::bind(addr)
         .await

@@ -8,13 +8,14 @@
 //! opening the session (`open`), logging in while it opens (`login`,
 //! with [`auth`] reading the agent's login methods), its mode, model and
 //! options (`choices`, `models`); one prompt turn ([`turn`], its
-//! prompt from [`mentions`]); the sessions acp had ([`recent`]).
+//! prompt from [`mentions`]); the sessions acp had ([`recent`]); an agent
+//! given by URL, whose link to the server may break and be resumed
+//! (`remote`).
 //!
 //! A session holds its client ([`crate::host`], which shows it through
 //! [`crate::view`]) and reads [`crate::config`] and [`crate::cli`]'s
 //! options; the commands above use it. A new thing every session does
-//! (reconnecting, another way to open) is a method of `Session` in a file
-//! here.
+//! (another way to open, say) is a method of `Session` in a file here.
 
 pub mod auth;
 pub(crate) mod choices;
@@ -23,6 +24,7 @@ pub mod mentions;
 pub(crate) mod models;
 pub(crate) mod open;
 pub mod recent;
+pub(crate) mod remote;
 pub(crate) mod setup;
 pub mod turn;
 
@@ -61,18 +63,21 @@ fn spawn_agent(
     client: &CliClient,
     show_stderr: bool,
 ) -> Result<AgentProcess, Failure> {
+    let remote = crate::config::remote::is_mirror(&agent);
     let ChosenAgent {
         mut command, label, ..
     } = agent;
     command = command.current_dir(cwd);
-    if show_stderr {
-        let client = client.clone();
-        command = command.on_stderr(move |line| {
-            client.with_view(|v| v.note(&format!("agent: {line}")));
-        });
-    } else {
-        command = command.on_stderr(|_| {});
-    }
+    let shown = client.clone();
+    command = command.on_stderr(move |line| {
+        // `acp connect`'s notes on its link are shown whatever --verbose.
+        if remote && remote::show_link_note(&shown, line) {
+            return;
+        }
+        if show_stderr {
+            shown.with_view(|v| v.note(&format!("agent: {line}")));
+        }
+    });
     let watcher = client.clone();
     let options = ConnectionOptions::default().on_dropped(move |dropped| match dropped {
         Dropped::TooLong { .. } => watcher.mark_overlong(),
@@ -202,6 +207,11 @@ impl Session {
         Ok(())
     }
 
+    /// Whether the agent is given by URL (it runs as `acp connect URL`).
+    pub(crate) fn remote(&self) -> bool {
+        crate::config::remote::is_mirror(&self.launch.agent)
+    }
+
     /// The `--agent …` words that name this agent again, for advice.
     pub fn agent_flag(&self) -> String {
         self.launch.agent.flag.clone()
@@ -311,6 +321,9 @@ impl Session {
 
     async fn crashed(&mut self, method: &str) -> Failure {
         let status = tokio::time::timeout(Duration::from_secs(2), self.process.wait()).await;
+        if let Some(failure) = self.remote_failure(method) {
+            return failure;
+        }
         let how = match status {
             Ok(Ok(status)) => format!("exited ({status})"),
             _ => "closed the connection".to_owned(),

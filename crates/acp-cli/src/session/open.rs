@@ -154,7 +154,7 @@ impl Session {
         }
     }
 
-    async fn open_once(
+    pub(super) async fn open_once(
         &mut self,
         args: &SessionArgs,
         setup: &Setup,

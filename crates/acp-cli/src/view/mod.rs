@@ -198,6 +198,30 @@ impl View {
         }
     }
 
+    /// What happens to the link to a remote agent: a note when it breaks
+    /// and when it is resumed (every attempt in the plain and JSON views).
+    /// In chat the status line says "reconnecting…" meanwhile, and the line
+    /// the agent is writing stays open.
+    pub fn link(&mut self, event: &acp::remote::LinkEvent) {
+        use acp::remote::LinkEvent;
+        let Some(note) = notes::link(event) else {
+            return;
+        };
+        match (&mut self.screen, event) {
+            (Screen::Chat(t), LinkEvent::Reconnecting { attempt, .. }) => {
+                t.live_status(&notes::reconnecting_status(*attempt));
+                if *attempt == 1 {
+                    t.note_aside(&note);
+                }
+            }
+            (Screen::Chat(t), _) => {
+                t.clear_live_status();
+                t.note_aside(&note);
+            }
+            _ => self.note(&note),
+        }
+    }
+
     /// What the agent last said about its own progress (a retry, …): in
     /// the status line of chat's live area, else a note.
     fn status(&mut self, text: &str) {

@@ -1,6 +1,8 @@
 //! The notes every screen writes alike: what the agent says about its own
-//! progress, read from an update, and its notices.
+//! progress, read from an update, its notices, and what happens to the link
+//! to a remote agent.
 
+use acp::remote::LinkEvent;
 use acp::schema::*;
 
 /// What the agent says about its own progress in an update, if anything:
@@ -82,4 +84,44 @@ pub fn notice(notice: &Notice) -> String {
         line.push_str(d);
     }
     line
+}
+
+/// What happens to the link to a remote agent, as a note: the connection
+/// broke and is being resumed, or was resumed.
+pub fn link(event: &LinkEvent) -> Option<String> {
+    match event {
+        LinkEvent::Reconnecting {
+            attempt: 1,
+            delay,
+            why,
+        } => Some(format!(
+            "[reconnecting…] the connection to the agent broke ({}); resuming it (attempt 1 in {:.1} s)",
+            clip(why),
+            delay.as_secs_f64()
+        )),
+        LinkEvent::Reconnecting {
+            attempt,
+            delay,
+            why,
+        } => Some(format!(
+            "[reconnecting…] attempt {attempt} in {:.1} s ({})",
+            delay.as_secs_f64(),
+            clip(why)
+        )),
+        LinkEvent::Resumed { attempts, down_for } => Some(format!(
+            "[reconnected] after {:.1} s ({attempts} {}): nothing was lost",
+            down_for.as_secs_f64(),
+            if *attempts == 1 {
+                "attempt"
+            } else {
+                "attempts"
+            }
+        )),
+        _ => None,
+    }
+}
+
+/// The status line while the link to a remote agent is being resumed.
+pub fn reconnecting_status(attempt: u32) -> String {
+    format!("[reconnecting…] attempt {attempt}")
 }

@@ -33,6 +33,7 @@ mod interop_serve;
 mod login;
 mod mock;
 mod permissions;
+mod reconnect;
 mod record;
 mod registry;
 mod robustness;

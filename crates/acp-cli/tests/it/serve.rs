@@ -164,9 +164,10 @@ fn tls_with_a_test_certificate() {
 fn connect_mid_turn(
     sb: &Sandbox,
     url: &str,
+    options: &[&str],
 ) -> (std::process::Child, BufReader<std::process::ChildStdout>) {
     let mut child = sb
-        .command(&["connect", url])
+        .command(&[&["connect", url], options].concat())
         .stdin(Stdio::piped())
         .spawn()
         .unwrap();
@@ -219,7 +220,7 @@ fn a_client_dropped_mid_turn_takes_the_agent_process_tree_with_it() {
         &["sh", "-c", &agent],
     );
     for url in [served.url.clone(), served.http_url()] {
-        let (mut client, _out) = connect_mid_turn(&sb, &url);
+        let (mut client, _out) = connect_mid_turn(&sb, &url, &[]);
         let pids = logged_pids(&read(&log));
         let pgid = *pids.last().expect("the agent logged its pid");
         assert!(group_alive(pgid));
@@ -251,7 +252,10 @@ fn a_server_gone_mid_turn_is_a_clear_error_and_leaves_no_agent() {
         } else {
             served.url.clone()
         };
-        let (mut client, mut out) = connect_mid_turn(&sb, &url);
+        // Over HTTP a server that stops is not told from a network that
+        // broke: the client tries to resume, here for a second.
+        let options: &[&str] = if http { &["--reconnect-for", "1"] } else { &[] };
+        let (mut client, mut out) = connect_mid_turn(&sb, &url, options);
         let pgid = *logged_pids(&read(&log)).last().unwrap();
         let logs = served.stop();
         assert!(logs.contains("shutting down"), "{logs}");
@@ -263,7 +267,7 @@ fn a_server_gone_mid_turn_is_a_clear_error_and_leaves_no_agent() {
         let mut stderr = String::new();
         std::io::Read::read_to_string(&mut client.stderr.take().unwrap(), &mut stderr).unwrap();
         let expected = if http {
-            "the server closed the connection's event stream"
+            "acp connect: [lost] could not reconnect to the server"
         } else {
             "the server closed the WebSocket (code 1001): the server is shutting down"
         };

@@ -450,3 +450,34 @@ async fn a_server_shutting_down_is_not_resumed() {
     );
     assert_eq!(events.reconnecting(), 0, "{:?}", events.all());
 }
+
+/// A client that closes its connection over HTTP is not taken for one whose
+/// link broke: the streams the server ends after its `DELETE` are not
+/// resumed (no "reconnecting" for a UI to show).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_closing_over_http_is_not_a_break_to_resume() {
+    let served = Served::start(ServerOptions::default(), PAUSE).await;
+    let url = format!("http://{}/acp", served.addr);
+    for _ in 0..5 {
+        let desk = Desk::default();
+        let events = Events::default();
+        let client = client(&url, reconnecting(&events), &desk).await;
+        let session = open_session(&client).await;
+        let reply = within(
+            "the turn",
+            client.prompt(prompt(session.as_ref(), &words(3))),
+        )
+        .await;
+        assert_eq!(reply.unwrap().stop_reason, StopReason::EndTurn);
+        client.close();
+        within("the server's close", async {
+            while list_connections(served.addr, "").await.1.contains("\"id\"") {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+        // What the client does once its streams end, it does at once.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(events.reconnecting(), 0, "{:?}", events.all());
+    }
+}

@@ -467,3 +467,50 @@ async fn the_library_lists_and_watches_with_the_token() {
         .unwrap_err();
     assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput, "{error}");
 }
+
+/// A watch stream that never ends its line (a broken or hostile server) is
+/// an error once the line is longer than a record of the longest message,
+/// not memory without end.
+#[tokio::test]
+async fn a_watch_line_without_end_is_an_error() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 1024];
+        while !request.ends_with(b"\r\n\r\n") {
+            let n = socket.read(&mut buffer).await.unwrap();
+            assert!(n > 0, "the request ended early");
+            request.extend_from_slice(&buffer[..n]);
+        }
+        socket
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n")
+            .await
+            .unwrap();
+        let chunk = format!("{:x}\r\n{}\r\n", 4096, "a".repeat(4096));
+        // Until the client goes.
+        while socket.write_all(chunk.as_bytes()).await.is_ok() {}
+        String::from_utf8_lossy(&request).into_owned()
+    });
+    let options = acp::remote::ClientOptions::default().max_message_size(1024);
+    let url = format!("http://{addr}/acp");
+    let mut watch = within(
+        "the watch",
+        acp::remote::watch(&url, "c-1", false, &options),
+    )
+    .await
+    .unwrap();
+    let error = within("the line", watch.next_line()).await.unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::InvalidData, "{error}");
+    assert!(
+        error.to_string().contains("longer than 7168 bytes"),
+        "{error}"
+    );
+    drop(watch);
+    let request = within("the server", server).await.unwrap();
+    assert!(
+        request.starts_with("GET /connections/c-1/watch HTTP/1.1\r\n"),
+        "{request}"
+    );
+}

@@ -11,6 +11,11 @@
 //! Each prompt is appended to the history as it is entered, so a hang-up
 //! loses none; each session opened is recorded ([`crate::session::recent`]) for
 //! `--continue`. When the agent crashes, the message says how to resume.
+//!
+//! With an agent given by URL, a broken connection is resumed by itself
+//! (`[reconnecting…]`, then `[reconnected]`); when the server no longer has
+//! it, the chat offers to open the session again on a new connection
+//! (`reopen`).
 
 use crate::cli::ChatArgs;
 use crate::config::ChosenAgent;
@@ -38,6 +43,7 @@ use tokio::sync::watch;
 mod commands;
 mod input;
 mod models;
+mod reopen;
 mod sessions;
 
 use input::ChatHelper;
@@ -142,7 +148,7 @@ pub async fn run(agent: ChosenAgent, mut args: ChatArgs) -> Result<u8, Failure> 
         prefer_load: true,
     };
     let result = match session
-        .open(&args.session, &setup, capabilities, options)
+        .open(&args.session, &setup, capabilities.clone(), options)
         .await
     {
         Ok(opened) => {
@@ -156,6 +162,7 @@ pub async fn run(agent: ChosenAgent, mut args: ChatArgs) -> Result<u8, Failure> 
                 typed: String::new(),
                 label: label.clone(),
                 recent: recent_path,
+                capabilities,
             };
             chat.adopt_state();
             chat.remember_session();
@@ -217,6 +224,9 @@ struct Chat<'a> {
     label: String,
     /// Where the sessions opened are recorded.
     recent: Option<PathBuf>,
+    /// What acp told the agent it can do, to tell it again on a new
+    /// connection.
+    capabilities: ClientCapabilities,
 }
 
 /// What the loop does after a line.
@@ -436,6 +446,9 @@ impl Chat<'_> {
                     self.error(&failure.message);
                 }
             }
+            TurnEnd::Fatal(failure) if self.session.remote() => {
+                return self.offer_reopen(failure).await;
+            }
             TurnEnd::Fatal(failure) => return Err(failure),
             TurnEnd::Failed(failure) => {
                 client.with_view(|v| v.break_line());
@@ -459,6 +472,13 @@ impl Chat<'_> {
     ) -> Result<Option<T>, Failure> {
         match self.session.step(method, call).await {
             Ok(value) => Ok(Some(value)),
+            // The session opened again (on a new connection) did not get
+            // this request: it is abandoned.
+            Err(Interrupted::Failed(failure))
+                if failure.code == exit::AGENT_CRASHED && self.session.remote() =>
+            {
+                self.offer_reopen(failure).await.map(|_| None)
+            }
             Err(Interrupted::Failed(failure)) if failure.code == exit::AGENT_CRASHED => {
                 Err(failure)
             }

@@ -27,7 +27,12 @@ struct Pending {
 
 #[derive(Default)]
 struct Builder {
+    /// The events from number `base` on (all of them, but in a
+    /// [`Growing`] timeline).
     events: Vec<Event>,
+    base: usize,
+    /// The request the last record answered, if it was a response.
+    answered: Option<usize>,
     sessions: Vec<Session>,
     /// By (side that asked, id as JSON).
     pending: HashMap<(Source, String), Pending>,
@@ -40,16 +45,7 @@ impl Timeline {
     pub fn of(recording: &Recording) -> Timeline {
         let mut b = Builder::default();
         for (number, record) in &recording.records {
-            match record {
-                Record::Line(line) => b.line(*number, line),
-                Record::Eof { t, from } => b.push(Event::bare(*t, *number, *from, What::Eof)),
-                Record::Exit { t, exit } => b.push(Event::bare(
-                    *t,
-                    *number,
-                    Source::Agent,
-                    What::Exit { exit: *exit },
-                )),
-            }
+            b.record(*number, record);
         }
         // Requests the recording never saw answered.
         let mut unanswered: Vec<usize> = b.pending.drain().map(|(_, p)| p.event).collect();
@@ -87,9 +83,65 @@ fn wire_error(value: &Value) -> WireError {
     }
 }
 
+/// The most events a [`Growing`] timeline holds for requests not answered
+/// yet; past it the oldest are forgotten (a late answer to one of them then
+/// reads as an answer to no request).
+const MAX_HELD: usize = 65_536;
+
+/// A timeline built as its records come, for a recording still being made
+/// (`acp watch`). Each record makes one event, final when made but for a
+/// request's outcome, which its response fills in; only the events of
+/// requests still waiting for an answer are kept.
+#[derive(Default)]
+pub struct Growing {
+    b: Builder,
+}
+
+impl Growing {
+    /// Takes record `number`: its event, and for a response the request it
+    /// answered, with its outcome.
+    pub fn push(&mut self, number: usize, record: &Record) -> (Event, Option<Event>) {
+        let b = &mut self.b;
+        b.answered = None;
+        b.record(number, record);
+        let kept = b.events.last_mut().expect("each record makes an event");
+        let event = kept.clone();
+        // What a later answer needs of it is its time and outcome.
+        kept.message = None;
+        kept.text = None;
+        let answered = b.answered.map(|index| b.events[index - b.base].clone());
+        b.prune();
+        (event, answered)
+    }
+}
+
 impl Builder {
+    fn record(&mut self, number: usize, record: &Record) {
+        match record {
+            Record::Line(line) => self.line(number, line),
+            Record::Eof { t, from } => self.push(Event::bare(*t, number, *from, What::Eof)),
+            Record::Exit { t, exit } => self.push(Event::bare(
+                *t,
+                number,
+                Source::Agent,
+                What::Exit { exit: *exit },
+            )),
+        }
+    }
+
     fn push(&mut self, event: Event) {
         self.events.push(event);
+    }
+
+    /// Forgets the events no pending request needs (at most [`MAX_HELD`]
+    /// are kept for them).
+    fn prune(&mut self) {
+        let end = self.base + self.events.len();
+        let oldest_kept = end.saturating_sub(MAX_HELD);
+        self.pending.retain(|_, p| p.event >= oldest_kept);
+        let keep_from = self.pending.values().map(|p| p.event).min().unwrap_or(end);
+        self.events.drain(..keep_from - self.base);
+        self.base = keep_from;
     }
 
     fn session_mut(&mut self, id: &str, t: f64) -> &mut Session {
@@ -265,7 +317,7 @@ impl Builder {
         self.pending.insert(
             (event.from, id),
             Pending {
-                event: self.events.len(),
+                event: self.base + self.events.len(),
                 method,
                 session,
                 turn: event.turn,
@@ -305,7 +357,8 @@ impl Builder {
             event.error = true;
             return;
         };
-        let request_t = self.events[pending.event].t;
+        self.answered = Some(pending.event);
+        let request_t = self.events[pending.event - self.base].t;
         // Microsecond precision, as recorded.
         let latency = ((event.t - request_t) * 1e6).round() / 1e3;
         event.session = pending.session.clone();
@@ -321,7 +374,7 @@ impl Builder {
             error: request_error,
             result: request_result,
             ..
-        } = &mut self.events[pending.event].what
+        } = &mut self.events[pending.event - self.base].what
         {
             *latency_ms = Some(latency);
             *outcome = if error.is_some() { "error" } else { "ok" }.to_owned();
@@ -329,7 +382,7 @@ impl Builder {
             *request_result = summary;
         }
         if error.is_some() {
-            self.events[pending.event].error = true;
+            self.events[pending.event - self.base].error = true;
         }
         if pending.method == "session/prompt"
             && let (Some(s), Some(n)) = (&pending.session, pending.turn)

@@ -1,15 +1,22 @@
-//! `acp trace FILE`: reads a recording of `acp record` and shows it as a
+//! `acp trace FILE` and `acp watch URL`: recordings of `acp record` (or of
+//! a live connection of `acp serve`, [`watch`]) shown as a timeline.
+//!
+//! `acp trace` reads a recording and shows it as a
 //! timeline ([`model`], built by [`build`]): as text ([`text`]), as JSON for scripts
 //! (`--format json`: the [`model::Timeline`] as one JSON document), or as
-//! one self-contained HTML page ([`html`], `--html OUT`).
+//! one self-contained HTML page ([`html`], `--html OUT`). A recording still
+//! being made (`acp watch`) is shown as it happens by [`live`], with the
+//! same lines.
 //!
 //! A recording cut off by a crash is read up to its last whole line; lines
 //! that are not records are left out with a warning.
 
 pub mod build;
 pub mod html;
+pub mod live;
 pub mod model;
 pub mod text;
+pub mod watch;
 
 use crate::cli::{TraceArgs, TraceFormat};
 use crate::exit::{self, Failure};

@@ -376,7 +376,8 @@ pub enum Row<'a> {
     },
 }
 
-fn chunk_kind(event: &Event) -> Option<&str> {
+/// The kind of a chunk event (`agent_message_chunk`, …), if it is one.
+pub fn chunk_kind(event: &Event) -> Option<&str> {
     match &event.what {
         What::Notification {
             update: Some(kind), ..

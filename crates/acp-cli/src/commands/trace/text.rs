@@ -28,43 +28,50 @@ pub fn render(timeline: &Timeline, name: &str) -> String {
     }
     out.push('\n');
     for row in rows(&timeline.events) {
-        match row {
+        let line = match row {
             Row::Chunks {
                 first,
                 kind,
                 count,
                 text,
                 ..
-            } => {
-                let bar = if first.turn.is_some() { "│ " } else { "" };
-                let times = if count > 1 {
-                    format!(" ×{count}")
-                } else {
-                    String::new()
-                };
-                let _ = writeln!(
-                    out,
-                    "{:>9.3}  {bar}{} {kind}{times} {:?}",
-                    first.t,
-                    arrow(first.from),
-                    preview(&text, 200)
-                );
-            }
-            Row::Event(event) => {
-                if let Some(line) = describe(event) {
-                    let bar = if event.turn.is_some() && !is_turn_edge(event) {
-                        "│ "
-                    } else {
-                        ""
-                    };
-                    let _ = writeln!(out, "{:>9.3}  {bar}{line}", event.t);
-                }
-            }
+            } => Some(chunks_line(first, kind, count, &text)),
+            Row::Event(event) => describe(event).map(|line| timed(event, &line)),
+        };
+        if let Some(line) = line {
+            let _ = writeln!(out, "{line}");
         }
     }
     out.push('\n');
     summary(timeline, &mut out);
     out
+}
+
+/// The line of a run of `count` chunks of `kind`, `first` the first of
+/// them, their text joined.
+pub fn chunks_line(first: &Event, kind: &str, count: usize, text: &str) -> String {
+    let bar = if first.turn.is_some() { "│ " } else { "" };
+    let times = if count > 1 {
+        format!(" ×{count}")
+    } else {
+        String::new()
+    };
+    format!(
+        "{:>9.3}  {bar}{} {kind}{times} {:?}",
+        first.t,
+        arrow(first.from),
+        preview(text, 200)
+    )
+}
+
+/// `line`, said of `event`, with its time (and the bar of a turn).
+pub fn timed(event: &Event, line: &str) -> String {
+    let bar = if event.turn.is_some() && !is_turn_edge(event) {
+        "│ "
+    } else {
+        ""
+    };
+    format!("{:>9.3}  {bar}{line}", event.t)
 }
 
 /// `→` for the client, `←` for the agent.
@@ -101,36 +108,9 @@ pub fn describe(event: &Event) -> Option<String> {
         What::Request { method, .. } if method == "session/prompt" => {
             format!("┌ {session} turn {turn} {}", event.summary)
         }
-        What::Request {
-            id,
-            method,
-            latency_ms,
-            outcome,
-            error,
-            result,
-        } => {
-            let mut line = format!("{} {method} #{id}", arrow(event.from));
-            if !event.summary.is_empty() {
-                let _ = write!(line, " {}", event.summary);
-            }
-            match (outcome.as_str(), error) {
-                (_, Some(e)) => {
-                    let _ = write!(
-                        line,
-                        ": ERROR {} {} after {}",
-                        e.code,
-                        e.message,
-                        ms(*latency_ms)
-                    );
-                }
-                ("no answer", _) => line.push_str(": ERROR no answer"),
-                _ => {
-                    let _ = write!(line, ": {outcome} in {}", ms(*latency_ms));
-                    if !result.is_empty() {
-                        let _ = write!(line, ", {result}");
-                    }
-                }
-            }
+        What::Request { .. } => {
+            let mut line = request_head(event);
+            line.push_str(&outcome(event));
             line
         }
         What::Response {
@@ -185,6 +165,38 @@ pub fn describe(event: &Event) -> Option<String> {
             Exit::Signal(signal) => format!("the agent was killed by signal {signal}"),
         },
     })
+}
+
+/// A request, as sent: `→ method #id summary`.
+pub fn request_head(event: &Event) -> String {
+    let What::Request { id, method, .. } = &event.what else {
+        return String::new();
+    };
+    let mut line = format!("{} {method} #{id}", arrow(event.from));
+    if !event.summary.is_empty() {
+        let _ = write!(line, " {}", event.summary);
+    }
+    line
+}
+
+/// How a request was answered: `: ok in 5.0 ms, session s-1`, `: ERROR …`.
+pub fn outcome(event: &Event) -> String {
+    let What::Request {
+        latency_ms,
+        outcome,
+        error,
+        result,
+        ..
+    } = &event.what
+    else {
+        return String::new();
+    };
+    match (outcome.as_str(), error) {
+        (_, Some(e)) => format!(": ERROR {} {} after {}", e.code, e.message, ms(*latency_ms)),
+        ("no answer", _) => ": ERROR no answer".to_owned(),
+        _ if result.is_empty() => format!(": {outcome} in {}", ms(*latency_ms)),
+        _ => format!(": {outcome} in {}, {result}", ms(*latency_ms)),
+    }
 }
 
 fn summary(timeline: &Timeline, out: &mut String) {

@@ -192,6 +192,29 @@ impl Transcript {
         false
     }
 
+    /// Forgets what [`live_status`](Self::live_status) said.
+    pub(super) fn clear_live_status(&mut self) {
+        if let Some(live) = &self.live {
+            live.live(|l| l.agent_status = None);
+        }
+    }
+
+    /// A note that leaves the line the agent is writing open: above the
+    /// live area when one is up, else a plain [`note`](Self::note).
+    pub fn note_aside(&mut self, text: &str) {
+        if !self.is_live() {
+            return self.note(text);
+        }
+        let text = self
+            .wrap(text)
+            .split('\n')
+            .map(|row| self.style.dim(row))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let _ = writeln!(self.out, "{text}");
+        let _ = self.out.flush();
+    }
+
     /// Prints a dimmed note, wrapped to the terminal.
     pub fn note(&mut self, text: &str) {
         let text = self

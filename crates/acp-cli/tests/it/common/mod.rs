@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
+pub mod proxy;
 pub mod served;
 
 pub const ACP: &str = env!("CARGO_BIN_EXE_acp");

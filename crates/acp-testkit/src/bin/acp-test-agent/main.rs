@@ -28,6 +28,7 @@
 //! | `too-long` | writes a `session/update` line longer than 64 MiB, then "still here" |
 //! | `hangup` | one chunk, then closes its stdout and blocks for 60 s (alive, but silent) |
 //! | `slow-stream` | "The quick brown fox" word by word, then (at the gate) " jumps over the lazy dog." and "Second line." |
+//! | `words N [MS]` | "w1 w2 … wN" and a newline, one chunk a word, MS ms apart (default 15); honours `session/cancel` |
 //! | `silent` | nothing until the gate, then "done" |
 //! | `usage-live` | a `usage_update` (1234 of 200000 tokens, 0.05 USD), then "done" at the gate |
 //! | `retry` | retries forever: a warning notice, then `_meta.status` "Reconnecting... N/5" in a `session_info_update` every 200 ms; honours `session/cancel` |

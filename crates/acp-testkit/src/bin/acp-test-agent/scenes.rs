@@ -47,6 +47,7 @@ impl TestAgent {
     ) -> Option<Result<StopReason, Error>> {
         let result = match words.first().copied().unwrap_or("") {
             "slow-stream" => self.slow_stream(s, cancel).await,
+            "words" => self.words(s, &words[1..], cancel).await,
             "silent" => self.silent(s, cancel).await,
             "usage-live" => self.usage_live(s, cancel).await,
             "retry" => self.retry(s, cancel).await,
@@ -74,6 +75,27 @@ impl TestAgent {
         }
         self.say(s, " jumps over the lazy dog.\n").await?;
         self.say(s, "Second line.\n").await?;
+        Ok(StopReason::EndTurn)
+    }
+
+    /// `words N [MS]`: a long turn whose every word is known, for tests
+    /// that break the link mid-turn and count what arrived.
+    async fn words(
+        &self,
+        s: &SessionId,
+        args: &[&str],
+        cancel: &CancellationToken,
+    ) -> Result<StopReason, Error> {
+        let count: u32 = args.first().and_then(|n| n.parse().ok()).unwrap_or(10);
+        let pause = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(15);
+        for n in 1..=count {
+            let end = if n == count { "\n" } else { " " };
+            self.say(s, &format!("w{n}{end}")).await?;
+            tokio::select! {
+                _ = cancel.cancelled() => return Ok(StopReason::Cancelled),
+                _ = tokio::time::sleep(Duration::from_millis(pause)) => {}
+            }
+        }
         Ok(StopReason::EndTurn)
     }
 

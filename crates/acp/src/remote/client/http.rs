@@ -496,14 +496,15 @@ async fn outgoing(shared: Arc<Shared>, mut from_engine: FromEngine) {
         result = send_all(&shared, &mut from_engine) => result,
         () = shared.closed.cancelled() => Ok(()),
     };
+    // Closed before the DELETE: the streams the server then ends are not
+    // breaks to resume.
+    shared.closed.cancel();
     if let Err(error) = result {
-        shared.closed.cancel();
         shared.to_engine.fail(error).await;
     }
     if shared.connection_id.get().is_some() {
         let _ = delete(&shared).await;
     }
-    shared.closed.cancel();
 }
 
 async fn delete(shared: &Shared) -> io::Result<()> {

@@ -148,6 +148,8 @@ pub async fn list_connections(
 pub struct Watch {
     body: hyper::body::Incoming,
     pending: Vec<u8>,
+    /// The longest line taken: a record of the longest message, escaped.
+    max_line: usize,
     _client: Client<Https, Full<Bytes>>,
 }
 
@@ -159,7 +161,10 @@ impl std::fmt::Debug for Watch {
 
 impl Watch {
     /// The next line (without its newline; keep-alive blank lines are
-    /// skipped); `None` when the connection closed and the stream ended.
+    /// skipped); `None` when the connection closed and the stream ended. A
+    /// line longer than a record of the longest message (six times
+    /// [`ClientOptions::max_message_size`]) is an error of kind
+    /// `InvalidData`.
     pub async fn next_line(&mut self) -> io::Result<Option<String>> {
         loop {
             if let Some(at) = self.pending.iter().position(|&b| b == b'\n') {
@@ -169,6 +174,15 @@ impl Watch {
                     continue;
                 }
                 return Ok(Some(line));
+            }
+            if self.pending.len() > self.max_line {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "the watch stream sent a line longer than {} bytes",
+                        self.max_line
+                    ),
+                ));
             }
             match self.body.frame().await {
                 Some(Ok(frame)) => {
@@ -221,6 +235,12 @@ pub async fn watch(
     Ok(Watch {
         body: response.into_body(),
         pending: Vec::new(),
+        // A message of `max_message_size` bytes, every byte escaped as
+        // `\u00XX`, in a record.
+        max_line: options
+            .max_message_size
+            .saturating_mul(6)
+            .saturating_add(1024),
         _client: client,
     })
 }
