@@ -50,7 +50,11 @@ fn model_option(options: &[SessionConfigOption]) -> (String, Vec<String>) {
 /// the stable schema defines (no `models`).
 fn fields(result: &impl serde::Serialize) -> Vec<String> {
     let value = serde_json::to_value(result).unwrap();
-    value.as_object().unwrap().keys().cloned().collect()
+    // Sorted: whether serde_json keeps insertion order depends on which
+    // crates share the build (acp-cli turns `preserve_order` on).
+    let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    keys
 }
 
 /// The current model of the last `config_option_update`.
