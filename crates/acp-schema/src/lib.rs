@@ -38,6 +38,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod tag;
 mod util;
 
 pub mod auth;
@@ -76,9 +77,10 @@ pub use method::*;
 pub use permission::*;
 pub use plan::*;
 pub use prompt::*;
-pub use raw::{Meta, RawJson, RawObject, TagOnly};
+pub use raw::{Meta, RawJson, RawObject};
 pub use rpc::*;
 pub use session::*;
+pub use tag::TagOnly;
 pub use terminal::*;
 pub use tool_call::*;
 #[allow(unused_imports)] // empty without an unstable feature

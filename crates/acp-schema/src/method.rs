@@ -94,15 +94,13 @@ impl ConnectionSide for EitherSide {
     type Peer = EitherSide;
 }
 
-mod sealed {
+/// Keeps [`ConnectionSide`] to this crate's sides (the v2 module's
+/// implement it too).
+pub(crate) mod sealed {
     pub trait Sealed {}
     impl Sealed for super::AgentSide {}
     impl Sealed for super::ClientSide {}
     impl Sealed for super::EitherSide {}
-    #[cfg(feature = "v2")]
-    impl Sealed for crate::v2::AgentSide {}
-    #[cfg(feature = "v2")]
-    impl Sealed for crate::v2::ClientSide {}
 }
 
 /// One line of a method table.

@@ -360,7 +360,7 @@ impl<'de> Deserialize<'de> for RawObject {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawObject, A::Error> {
                 let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
-                while let Some(key) = map.next_key::<crate::util::wire::Key<'de>>()? {
+                while let Some(key) = map.next_key::<Key<'de>>()? {
                     entries.push((key.as_str().to_owned(), map.next_value::<RawJson>()?));
                 }
                 Ok(RawObject::from(entries))
@@ -529,17 +529,40 @@ impl<'de> Deserialize<'de> for Meta {
     }
 }
 
-crate::util::wire_struct! {
-    /// The members of a union variant that has nothing but its tag (a cancelled
-    /// permission outcome, a declined elicitation): only what the sender added.
-    #[derive(Default)]
-    pub struct TagOnly {}
+/// An object key, borrowed from the input where it can be.
+pub(crate) enum Key<'de> {
+    Borrowed(&'de str),
+    Owned(String),
 }
 
-impl TagOnly {
-    /// Nothing but the tag.
-    pub fn new() -> Self {
-        Self::default()
+impl Key<'_> {
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            Key::Borrowed(s) => s,
+            Key::Owned(s) => s,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key::Borrowed(s))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Key<'de>, E> {
+                Ok(Key::Owned(s.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Key<'de>, E> {
+                Ok(Key::Owned(s))
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 
@@ -556,7 +579,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Entries<'a> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries<'a>, A::Error> {
                 let mut out = Vec::new();
-                while let Some(key) = map.next_key::<crate::util::wire::Key<'de>>()? {
+                while let Some(key) = map.next_key::<Key<'de>>()? {
                     out.push((key.as_str().to_owned(), map.next_value::<&'a RawValue>()?));
                 }
                 Ok(Entries(out))

@@ -17,6 +17,7 @@
 //! with its own tracker, its path carried in the error message (see
 //! [`PATH_MARK`]) and spliced back by [`crate::decode`].
 
+pub(crate) use crate::raw::Key;
 use crate::raw::{Meta, RawJson};
 use serde::de::{
     self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor,
@@ -102,43 +103,6 @@ pub(crate) fn nested_at<T: DeserializeOwned, E: de::Error>(at: &str, raw: &str) 
             &err.into_inner().to_string(),
         )
     })
-}
-
-/// An object key, borrowed from the input where it can be.
-pub(crate) enum Key<'de> {
-    Borrowed(&'de str),
-    Owned(String),
-}
-
-impl Key<'_> {
-    pub(crate) fn as_str(&self) -> &str {
-        match self {
-            Key::Borrowed(s) => s,
-            Key::Owned(s) => s,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string key")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key::Borrowed(s))
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Key<'de>, E> {
-                Ok(Key::Owned(s.to_owned()))
-            }
-            fn visit_string<E: de::Error>(self, s: String) -> Result<Key<'de>, E> {
-                Ok(Key::Owned(s))
-            }
-        }
-        d.deserialize_str(V)
-    }
 }
 
 /// The value of a union's tag: a string, or `null` (read as absent).

@@ -22,6 +22,9 @@ pub enum AgentSide {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClientSide {}
 
+impl crate::method::sealed::Sealed for AgentSide {}
+impl crate::method::sealed::Sealed for ClientSide {}
+
 impl ConnectionSide for AgentSide {
     const SIDE: Side = Side::Agent;
     type Peer = ClientSide;

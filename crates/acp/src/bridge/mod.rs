@@ -393,7 +393,7 @@ impl Ends {
                 .await?;
                 continue;
             }
-            let Some(asked) = crate::negotiate::asked_version(message.params) else {
+            let Some(asked) = crate::map::asked_version(message.params) else {
                 self.reply_error(
                     &id,
                     acp_schema::Error::invalid_params()
@@ -478,8 +478,7 @@ impl Ends {
                 self.send_client(&answer).await?;
                 continue;
             }
-            let agent =
-                crate::negotiate::asked_version(reply.result).unwrap_or(ProtocolVersion::V0);
+            let agent = crate::map::asked_version(reply.result).unwrap_or(ProtocolVersion::V0);
             if client == ProtocolVersion::V2 && agent == ProtocolVersion::V1 {
                 let init: acp_schema::InitializeResponse =
                     acp_schema::decode_params(reply.result).map_err(bad_result)?;

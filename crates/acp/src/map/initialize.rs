@@ -83,3 +83,17 @@ pub(crate) fn initialize_params_for_either(
         .or_else(|_| serde_json::value::to_raw_value(request))
         .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
 }
+
+/// The version `initialize` params ask for, if they say.
+pub(crate) fn asked_version(
+    params: Option<&serde_json::value::RawValue>,
+) -> Option<acp_schema::ProtocolVersion> {
+    #[derive(serde::Deserialize)]
+    struct Asked {
+        #[serde(rename = "protocolVersion")]
+        protocol_version: acp_schema::ProtocolVersion,
+    }
+    acp_schema::decode_params::<Asked>(params)
+        .ok()
+        .map(|a| a.protocol_version)
+}

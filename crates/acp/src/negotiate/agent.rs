@@ -2,12 +2,13 @@
 //! implementation on one transport and hands each connection to the one its
 //! client's `initialize` chooses.
 
-use super::{asked_version, explain_unknown, explain_unknown_notification};
+use super::{explain_unknown, explain_unknown_notification};
 use crate::IoFuture;
 use crate::agent::AgentHandler;
 use crate::connection::{AgentSideConnection, Connection};
 use crate::engine::{ConnectionOptions, Engine, Handler, HandlerFuture, RequestState, declined};
 use crate::error::ConnectionError;
+use crate::map::asked_version;
 use crate::transport::Transport;
 use crate::v2;
 use acp_schema::{Error, InitializeRequest, ProtocolVersion, Request, RequestId};
@@ -406,5 +407,36 @@ impl<A1: crate::Agent, A2: v2::Agent> Handler for RouterHandler<A1, A2> {
             None => Err(Error::invalid_request()
                 .data(format!("`{method}` arrived before `initialize`; dropped"))),
         }
+    }
+}
+
+// The v2-only agent's constructors live here, next to the router they use.
+impl v2::AgentSideConnection {
+    /// Connects a v2 agent to a client over `transport`, behind the version
+    /// check (a client asking for version 1 gets -32022; see
+    /// [`AgentRouter`], which serves v1 and v2 from one program).
+    ///
+    /// `make_agent` is called once the client's `initialize` chose v2, with
+    /// the connection. Returns the connection and the I/O future, which must
+    /// be spawned or awaited.
+    pub fn new<A: v2::Agent>(
+        transport: Transport,
+        options: ConnectionOptions,
+        make_agent: impl FnOnce(v2::AgentSideConnection) -> A + Send + 'static,
+    ) -> (v2::AgentSideConnection, IoFuture) {
+        let (routed, io) = AgentRouter::new()
+            .v2(make_agent)
+            .connect(transport, options);
+        (routed.connection_v2(), io)
+    }
+
+    /// Serves a v2 agent over `transport` with default options until the
+    /// client goes away.
+    pub async fn serve<A: v2::Agent>(
+        transport: Transport,
+        make_agent: impl FnOnce(v2::AgentSideConnection) -> A + Send + 'static,
+    ) -> Result<(), ConnectionError> {
+        let (_conn, io) = Self::new(transport, ConnectionOptions::default(), make_agent);
+        io.await
     }
 }

@@ -199,7 +199,7 @@ impl<C2: v2::Client, C1: crate::Client> Negotiating<C2, C1> {
             }),
             None => {
                 self.engine.close();
-                let answered = super::asked_version(Some(&raw));
+                let answered = crate::map::asked_version(Some(&raw));
                 Err(ConnectionError::UnsupportedVersion {
                     asked: asked.get(),
                     answered: answered.map(ProtocolVersion::get),
@@ -300,7 +300,7 @@ impl<C2: v2::Client, C1: crate::Client> Handler for RouterHandler<C2, C1> {
         if id != self.initialize.load(Ordering::SeqCst) || self.chosen.get().is_some() {
             return;
         }
-        let chosen = match super::asked_version(Some(result)) {
+        let chosen = match crate::map::asked_version(Some(result)) {
             Some(ProtocolVersion::V2) => {
                 let Some(make) = crate::engine::lock(&self.make_v2).take() else {
                     return;

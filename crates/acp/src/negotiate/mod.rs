@@ -130,19 +130,6 @@ pub use agent::{AgentRouter, NoAgent, RoutedAgent};
 pub use client::{ClientRouter, Negotiated, Negotiating, NoClient};
 
 use acp_schema::{Error, ErrorCode, ProtocolVersion};
-use serde_json::value::RawValue;
-
-/// The version `initialize` params ask for, if they say.
-pub(crate) fn asked_version(params: Option<&RawValue>) -> Option<ProtocolVersion> {
-    #[derive(serde::Deserialize)]
-    struct Asked {
-        #[serde(rename = "protocolVersion")]
-        protocol_version: ProtocolVersion,
-    }
-    acp_schema::decode_params::<Asked>(params)
-        .ok()
-        .map(|a| a.protocol_version)
-}
 
 /// The other version that has `method`, when the negotiated one does not.
 fn other_version_of(method: &str, negotiated: ProtocolVersion) -> Option<ProtocolVersion> {

@@ -3,14 +3,11 @@
 //! by the expansion v1 uses.
 
 use super::{AgentSideConnection, ClientSideConnection};
-use crate::IoFuture;
 use crate::agent::PromptTurns;
 use crate::connection::{NotificationContext, RequestContext};
-use crate::engine::{ConnectionOptions, Handler, HandlerFuture, RequestState};
+use crate::engine::{Handler, HandlerFuture, RequestState};
 use crate::engine::{declined, logged, object, respond};
 use crate::error::ConnectionError;
-use crate::negotiate::AgentRouter;
-use crate::transport::Transport;
 use acp_schema::v2::*;
 use acp_schema::{Notification, ParamsError, Request, decode_params};
 use futures::future::BoxFuture;
@@ -83,36 +80,6 @@ macro_rules! v2_agent_side {
 }
 
 acp_schema::v2_agent_methods!(v2_agent_side);
-
-impl AgentSideConnection {
-    /// Connects a v2 agent to a client over `transport`, behind the version
-    /// check (a client asking for version 1 gets -32022; see
-    /// [`AgentRouter`], which serves v1 and v2 from one program).
-    ///
-    /// `make_agent` is called once the client's `initialize` chose v2, with
-    /// the connection. Returns the connection and the I/O future, which must
-    /// be spawned or awaited.
-    pub fn new<A: Agent>(
-        transport: Transport,
-        options: ConnectionOptions,
-        make_agent: impl FnOnce(AgentSideConnection) -> A + Send + 'static,
-    ) -> (AgentSideConnection, IoFuture) {
-        let (routed, io) = AgentRouter::new()
-            .v2(make_agent)
-            .connect(transport, options);
-        (routed.connection_v2(), io)
-    }
-
-    /// Serves a v2 agent over `transport` with default options until the
-    /// client goes away.
-    pub async fn serve<A: Agent>(
-        transport: Transport,
-        make_agent: impl FnOnce(AgentSideConnection) -> A + Send + 'static,
-    ) -> Result<(), ConnectionError> {
-        let (_conn, io) = Self::new(transport, ConnectionOptions::default(), make_agent);
-        io.await
-    }
-}
 
 /// The v2 agent's side of a connection: decodes v2 methods and runs the
 /// [`Agent`]'s handlers.
@@ -208,7 +175,7 @@ impl<A: Agent> Handler for AgentHandler<A> {
         check_id(request)?;
         let cx = RequestContext::new(self.conn.clone(), request.clone());
         if method == InitializeRequest::METHOD
-            && let Some(asked) = crate::negotiate::asked_version(params)
+            && let Some(asked) = crate::map::asked_version(params)
             && asked < ProtocolVersion::V2
         {
             // The first `initialize` chose v2 (the router saw to it); a

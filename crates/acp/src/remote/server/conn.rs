@@ -4,12 +4,12 @@
 //! lately closed.
 
 use super::link::{Keep, line_for_agent};
-use super::watch::{Side, Trace};
-use super::{ConnectionInfo, Inner, Slot, http::HttpConnection, ws::WsConnection};
+use super::trace::{Side, Trace};
+use super::{ConnectionInfo, Entry, Inner, Slot, lock};
 use crate::remote::message::{Inspected, Kind};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -25,50 +25,6 @@ const REMEMBERED_IDS: usize = 1024;
 
 /// How many requests in flight each direction tracks.
 const TRACKED_IN_FLIGHT: usize = 65_536;
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// A live connection of either profile.
-#[derive(Clone)]
-pub(crate) enum Entry {
-    Ws(Arc<WsConnection>),
-    Http(Arc<HttpConnection>),
-}
-
-impl Entry {
-    pub fn core(&self) -> &Arc<Core> {
-        match self {
-            Entry::Ws(c) => &c.core,
-            Entry::Http(c) => &c.core,
-        }
-    }
-
-    /// Whether a client is there (`attached`) or the connection waits for
-    /// one to resume it (`detached`).
-    pub fn attached(&self) -> bool {
-        match self {
-            Entry::Ws(c) => c.attached(),
-            Entry::Http(c) => c.attached(),
-        }
-    }
-
-    /// Bytes held for the client (waiting, and kept for a resume).
-    pub fn buffered(&self) -> usize {
-        match self {
-            Entry::Ws(c) => c.buffered(),
-            Entry::Http(c) => c.buffered(),
-        }
-    }
-
-    pub fn close(&self, reason: &str) {
-        match self {
-            Entry::Ws(c) => c.close(reason, true),
-            Entry::Http(c) => c.close(reason, true),
-        }
-    }
-}
 
 /// What the server knows of a connection id.
 pub(crate) enum Lookup {

@@ -17,7 +17,9 @@
 //! `Last-Event-ID` takes the stream over from whoever reads it and goes on
 //! after that event. A client is away while it has no stream open.
 
-use super::conn::{Core, Entry, Lookup, lock};
+use super::Entry;
+use super::conn::{Core, Lookup};
+use super::lock;
 use super::outbox::Outbox;
 use super::{Body, Inner, Profile, empty, json, text};
 use crate::codec::{Frame, LineReader};
@@ -378,7 +380,7 @@ fn connection_of(
     };
     match lock(&inner.connections).lookup(id) {
         Lookup::Live(Entry::Http(connection)) => Ok(connection),
-        Lookup::Closed(reason) => Err(Box::new(super::ws::gone(&reason))),
+        Lookup::Closed(reason) => Err(Box::new(super::gone(&reason))),
         Lookup::Live(Entry::Ws(_)) | Lookup::Unknown => Err(Box::new(text(
             StatusCode::NOT_FOUND,
             "Unknown Acp-Connection-Id",
@@ -669,7 +671,7 @@ pub(super) fn get(inner: Arc<Inner>, request: Request<Incoming>) -> Response<Bod
         let mut taken_over = false;
         let state = &mut *guard;
         if let Some(reason) = connection.core.reason() {
-            return super::ws::gone(reason);
+            return super::gone(reason);
         }
         let mailbox = state.mailbox(&route);
         match last {

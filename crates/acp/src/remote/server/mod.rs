@@ -94,7 +94,7 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio_util::sync::CancellationToken;
@@ -104,8 +104,15 @@ mod conn;
 mod http;
 mod link;
 mod outbox;
+mod trace;
 mod watch;
 mod ws;
+
+/// Locks `m`, taking the value over from a thread that panicked holding it:
+/// every value behind these locks stays consistent between statements.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 pub use link::Upstream;
 
@@ -305,6 +312,46 @@ pub struct ConnectionInfo {
 
 type Connector = dyn Fn(&ConnectionInfo) -> io::Result<Upstream> + Send + Sync;
 
+/// A live connection of either profile.
+#[derive(Clone)]
+pub(crate) enum Entry {
+    Ws(Arc<ws::WsConnection>),
+    Http(Arc<http::HttpConnection>),
+}
+
+impl Entry {
+    pub fn core(&self) -> &Arc<conn::Core> {
+        match self {
+            Entry::Ws(c) => &c.core,
+            Entry::Http(c) => &c.core,
+        }
+    }
+
+    /// Whether a client is there (`attached`) or the connection waits for
+    /// one to resume it (`detached`).
+    pub fn attached(&self) -> bool {
+        match self {
+            Entry::Ws(c) => c.attached(),
+            Entry::Http(c) => c.attached(),
+        }
+    }
+
+    /// Bytes held for the client (waiting, and kept for a resume).
+    pub fn buffered(&self) -> usize {
+        match self {
+            Entry::Ws(c) => c.buffered(),
+            Entry::Http(c) => c.buffered(),
+        }
+    }
+
+    pub fn close(&self, reason: &str) {
+        match self {
+            Entry::Ws(c) => c.close(reason, true),
+            Entry::Http(c) => c.close(reason, true),
+        }
+    }
+}
+
 /// The state every request handler shares.
 pub(crate) struct Inner {
     pub options: ServerOptions,
@@ -492,7 +539,7 @@ impl Server {
                 }
             });
         }
-        let connections = conn::lock(&self.inner.connections).drain();
+        let connections = lock(&self.inner.connections).drain();
         for connection in connections {
             connection.close("the server is shutting down");
         }
@@ -736,6 +783,14 @@ fn is_loopback_host(host: &str) -> bool {
 
 pub(crate) fn full(body: impl Into<Bytes>) -> Body {
     http_body_util::Full::new(body.into()).boxed_unsync()
+}
+
+/// The answer to a resume of a connection that closed.
+pub(crate) fn gone(reason: &str) -> Response<Body> {
+    text(
+        StatusCode::GONE,
+        &format!("the connection was closed: {reason}"),
+    )
 }
 
 pub(crate) fn text(status: StatusCode, message: &str) -> Response<Body> {

@@ -13,7 +13,9 @@
 //! upgrade's answer says how many of the client's messages the server has,
 //! and the new socket goes on from there.
 
-use super::conn::{Core, Entry, Lookup, lock};
+use super::Entry;
+use super::conn::{Core, Lookup};
+use super::lock;
 use super::outbox::Outbox;
 use super::{Body, ConnectionInfo, Inner, Profile, Slot, Upstream, empty, text};
 use crate::codec::{Frame, LineReader};
@@ -143,7 +145,7 @@ pub(super) async fn upgrade(
                         "that connection uses Streamable HTTP, not WebSocket",
                     );
                 }
-                Lookup::Closed(reason) => return gone(&reason),
+                Lookup::Closed(reason) => return super::gone(&reason),
                 Lookup::Unknown => {
                     return text(StatusCode::NOT_FOUND, "Unknown Acp-Connection-Id");
                 }
@@ -217,14 +219,6 @@ pub(super) async fn upgrade(
         headers.insert(HEADER_RECEIVED, ::http::HeaderValue::from(received));
     }
     response
-}
-
-/// The answer to a resume of a connection that closed.
-pub(super) fn gone(reason: &str) -> Response<Body> {
-    text(
-        StatusCode::GONE,
-        &format!("the connection was closed: {reason}"),
-    )
 }
 
 /// The attachment lock, held across a takeover.
@@ -331,7 +325,7 @@ impl WsConnection {
         peer: SocketAddr,
     ) -> Result<(AttachmentGuard, u64), Box<Response<Body>>> {
         if let Some(reason) = self.core.reason() {
-            return Err(Box::new(gone(reason)));
+            return Err(Box::new(super::gone(reason)));
         }
         if let Err(gap) = lock(&self.out).outbox.can_resume(last) {
             return Err(Box::new(text(StatusCode::CONFLICT, &gap.to_string())));
@@ -342,7 +336,7 @@ impl WsConnection {
             let _ = old.task.await;
         }
         if let Some(reason) = self.core.reason() {
-            return Err(Box::new(gone(reason)));
+            return Err(Box::new(super::gone(reason)));
         }
         let again = match lock(&self.out).outbox.rewind(last) {
             Ok(again) => again,
