@@ -43,10 +43,8 @@
 //!
 //! Standard output belongs to the protocol: log to standard error only.
 
-// This file is also built as a binary of other crates of the workspace, where
-// `feature = "v2"` means their feature: `acp-interop`'s `v2` turns on acp's;
-// a crate without one builds the v1 agent only, without a warning.
-#![allow(unexpected_cfgs)]
+// This file is also built as a binary of `acp-interop` and `acp-e2e`, where
+// `feature = "v2"` means their feature `v2`, which turns on acp's.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
