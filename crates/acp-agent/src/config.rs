@@ -54,17 +54,38 @@ pub struct ModelRef {
     pub model: String,
 }
 
+/// Why a `provider:model` name does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelRefError {
+    /// No `:` separates a provider from a model.
+    #[error("model {0:?} is not of the form provider:model (e.g. openai:gpt-4.1)")]
+    NotProviderModel(String),
+    /// The provider is neither `openai` nor `anthropic`.
+    #[error("unknown provider {provider:?} in {name:?}: use openai or anthropic")]
+    UnknownProvider {
+        /// The text before the `:`.
+        provider: String,
+        /// The whole name.
+        name: String,
+    },
+    /// Nothing follows the `:`.
+    #[error("model {0:?} names no model after the provider")]
+    NoModel(String),
+}
+
 impl ModelRef {
     /// Parses `provider:model` (e.g. `openai:gpt-4.1`).
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let (prefix, model) = s.split_once(':').ok_or_else(|| {
-            format!("model {s:?} is not of the form provider:model (e.g. openai:gpt-4.1)")
-        })?;
-        let provider = ProviderKind::parse(prefix).ok_or_else(|| {
-            format!("unknown provider {prefix:?} in {s:?}: use openai or anthropic")
-        })?;
+    pub fn parse(s: &str) -> Result<Self, ModelRefError> {
+        let (prefix, model) = s
+            .split_once(':')
+            .ok_or_else(|| ModelRefError::NotProviderModel(s.to_string()))?;
+        let provider =
+            ProviderKind::parse(prefix).ok_or_else(|| ModelRefError::UnknownProvider {
+                provider: prefix.to_string(),
+                name: s.to_string(),
+            })?;
         if model.is_empty() {
-            return Err(format!("model {s:?} names no model after the provider"));
+            return Err(ModelRefError::NoModel(s.to_string()));
         }
         Ok(ModelRef {
             provider,

@@ -162,7 +162,7 @@ impl CodingAgent {
             };
             let delay = match policy.delay(retries + 1, after) {
                 Ok(d) => d,
-                Err(why) => return Err(fail(error, retries, Some(why), partial)),
+                Err(why) => return Err(fail(error, retries, Some(why.to_string()), partial)),
             };
             retries += 1;
             let notice = format!(

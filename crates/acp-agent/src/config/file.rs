@@ -152,7 +152,8 @@ impl ConfigFile {
             file.values.insert(var, Entry { key, value, line });
         };
         let model = |name: &Spanned<String>| {
-            ModelRef::parse(name.get_ref().trim()).map_err(|e| fail(Some(name.span()), e))
+            ModelRef::parse(name.get_ref().trim())
+                .map_err(|e| fail(Some(name.span()), e.to_string()))
         };
         if let Some(name) = &raw.model {
             model(name)?;

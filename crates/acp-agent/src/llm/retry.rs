@@ -75,6 +75,35 @@ pub struct RetryPolicy {
     pub max_wait: Duration,
 }
 
+/// Why a transient failure is not tried again; its text ends the user's
+/// error message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum GiveUp {
+    /// The policy allows no retries.
+    #[error("retries are off")]
+    Off,
+    /// Every allowed retry failed too.
+    #[error("it failed again after {0} {word}", word = retries(*.0))]
+    Exhausted(u32),
+    /// The server asked for a longer wait than the policy allows.
+    #[error(
+        "the server asks to wait {} s before trying again, longer than {} s",
+        asked.as_secs(),
+        max.as_secs()
+    )]
+    WaitTooLong {
+        /// The server's `retry-after`.
+        asked: Duration,
+        /// [`RetryPolicy::max_wait`].
+        max: Duration,
+    },
+}
+
+/// "retry" or "retries", for `n` of them.
+fn retries(n: u32) -> &'static str {
+    if n == 1 { "retry" } else { "retries" }
+}
+
 impl RetryPolicy {
     /// Up to `max_retries` retries, backing off from 1 s to 30 s, waiting at
     /// most 60 s when the server asks.
@@ -89,21 +118,19 @@ impl RetryPolicy {
 
     /// The wait before retry number `retry` (from 1), given the server's
     /// `retry-after`; `Err` says why there is no retry.
-    pub fn delay(&self, retry: u32, after: Option<Duration>) -> Result<Duration, String> {
+    pub fn delay(&self, retry: u32, after: Option<Duration>) -> Result<Duration, GiveUp> {
         if retry > self.max_retries {
             return Err(match self.max_retries {
-                0 => "retries are off".to_string(),
-                1 => "it failed again after 1 retry".to_string(),
-                n => format!("it failed again after {n} retries"),
+                0 => GiveUp::Off,
+                n => GiveUp::Exhausted(n),
             });
         }
         if let Some(after) = after {
             if after > self.max_wait {
-                return Err(format!(
-                    "the server asks to wait {} s before trying again, longer than {} s",
-                    after.as_secs(),
-                    self.max_wait.as_secs()
-                ));
+                return Err(GiveUp::WaitTooLong {
+                    asked: after,
+                    max: self.max_wait,
+                });
             }
             return Ok(after);
         }
@@ -215,14 +242,22 @@ mod tests {
             p.delay(1, Some(Duration::from_secs(7))).unwrap(),
             Duration::from_secs(7)
         );
-        assert!(
+        assert_eq!(
             p.delay(1, Some(Duration::from_secs(3600)))
                 .unwrap_err()
-                .contains("3600 s")
+                .to_string(),
+            "the server asks to wait 3600 s before trying again, longer than 60 s"
         );
-        assert!(p.delay(11, None).unwrap_err().contains("10 retries"));
         assert_eq!(
-            RetryPolicy::new(0).delay(1, None).unwrap_err(),
+            p.delay(11, None).unwrap_err().to_string(),
+            "it failed again after 10 retries"
+        );
+        assert_eq!(
+            RetryPolicy::new(1).delay(2, None).unwrap_err().to_string(),
+            "it failed again after 1 retry"
+        );
+        assert_eq!(
+            RetryPolicy::new(0).delay(1, None).unwrap_err().to_string(),
             "retries are off"
         );
     }
