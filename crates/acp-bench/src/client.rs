@@ -38,22 +38,34 @@ pub enum Mode {
     Floor,
     /// The `acp` runtime on both sides.
     Acp,
+    /// The official Rust SDK on both sides (see [`crate::peers`]).
+    RustSdk,
+    /// The official TypeScript SDK on both sides (see [`crate::peers`]).
+    TsSdk,
 }
 
 impl Mode {
-    /// The command-line spelling: `floor` or `acp`.
+    /// Every implementation, in table order.
+    pub const ALL: [Mode; 4] = [Mode::Floor, Mode::Acp, Mode::RustSdk, Mode::TsSdk];
+
+    /// The command-line spelling: `floor`, `acp`, `rust-sdk` or `ts-sdk`.
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Floor => "floor",
             Mode::Acp => "acp",
+            Mode::RustSdk => "rust-sdk",
+            Mode::TsSdk => "ts-sdk",
         }
+    }
+
+    /// Whether this is one of the official SDKs (their glue in `peers/`).
+    pub fn is_peer(self) -> bool {
+        matches!(self, Mode::RustSdk | Mode::TsSdk)
     }
 
     /// Parses [`as_str`](Self::as_str)'s spelling.
     pub fn parse(text: &str) -> Option<Mode> {
-        [Mode::Floor, Mode::Acp]
-            .into_iter()
-            .find(|m| m.as_str() == text)
+        Mode::ALL.into_iter().find(|m| m.as_str() == text)
     }
 }
 
@@ -90,7 +102,8 @@ pub fn agent_path() -> io::Result<PathBuf> {
 }
 
 /// Runs one workload in `mode` against a freshly started agent, on CPU
-/// `cpu` if given (the agent inherits it).
+/// `cpu` if given (the agent inherits it). For an official SDK, its own
+/// client process runs the workload against its own agent.
 pub fn run(mode: Mode, spec: Spec, cpu: Option<usize>) -> Result<RunResult, String> {
     if let Some(cpu) = cpu {
         sys::pin_to_cpu(cpu).map_err(|e| format!("cannot pin to CPU {cpu}: {e}"))?;
@@ -102,6 +115,7 @@ pub fn run(mode: Mode, spec: Spec, cpu: Option<usize>) -> Result<RunResult, Stri
             .map_err(|e| e.to_string())?
             .block_on(run_acp(&agent, spec))
             .map_err(|e| format!("acp run failed: {e}")),
+        Mode::RustSdk | Mode::TsSdk => crate::peers::run(mode, &spec),
     }
 }
 
@@ -149,19 +163,23 @@ impl Tally {
     }
 }
 
-/// What the client side saw, in either implementation.
-struct Counts {
-    chunks: u64,
-    chunk_bytes: u64,
-    reads: u64,
-    writes: u64,
-    bad: u64,
+/// What the client side saw, in any implementation.
+pub(crate) struct Counts {
+    pub(crate) chunks: u64,
+    pub(crate) chunk_bytes: u64,
+    pub(crate) reads: u64,
+    pub(crate) writes: u64,
+    pub(crate) bad: u64,
 }
 
 impl Counts {
     /// Checks the counts on both sides against the spec; a run that fails
     /// this prints no numbers. Returns the agent's W2 percentiles.
-    fn check(&self, spec: &Spec, agent: &Findings) -> Result<(Option<u64>, Option<u64>), String> {
+    pub(crate) fn check(
+        &self,
+        spec: &Spec,
+        agent: &Findings,
+    ) -> Result<(Option<u64>, Option<u64>), String> {
         let count = spec.count as u64;
         let (want_chunks, want_chunk_bytes, want_reads, want_writes, want_done) =
             match spec.workload {

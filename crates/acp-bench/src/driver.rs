@@ -5,11 +5,12 @@ use std::fmt::Write as _;
 use std::process::{Command, ExitCode, Stdio};
 
 use crate::client::{self, Mode, RunResult};
+use crate::peers;
 use crate::spec::{Spec, Workload};
 use crate::sys::median;
 
 const USAGE: &str = "\
-usage: acp-bench [--runs N] [--only W1,W2,...] [--quick] [--cpu N|any]
+usage: acp-bench [--runs N] [--only W1,W2,...] [--quick] [--cpu N|any] [--no-peers]
 
   --runs N     runs per workload and implementation (default 5, and 25 for
                W3, whose runs last milliseconds; 1 with --quick)
@@ -17,8 +18,15 @@ usage: acp-bench [--runs N] [--only W1,W2,...] [--quick] [--cpu N|any]
   --quick      a tenth of the sizes, for a smoke test
   --cpu N      the CPU every run (client and agent) is pinned to (default 0);
                `any` lets the scheduler choose
+  --no-peers   no rows for the official Rust and TypeScript SDKs (by default
+               their glue in crates/acp-bench/peers is built and run too, at
+               most 5 runs per row; a peer that cannot be built or run is
+               skipped with a loud line)
 
 Prints a Markdown table on standard output; progress goes to standard error.";
+
+/// The most runs per row of an official SDK.
+const PEER_RUNS: usize = 5;
 
 /// The driver's options.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +37,8 @@ struct Options {
     quick: bool,
     /// The CPU runs are pinned to; `None`: not pinned.
     cpu: Option<usize>,
+    /// Whether to run the official SDKs' rows too.
+    peers: bool,
 }
 
 impl Options {
@@ -42,6 +52,12 @@ impl Options {
             None if workload == Workload::Concurrent => 25,
             None => 5,
         }
+    }
+
+    /// Runs of `workload` per official SDK: as for ours, at most 5 (their
+    /// rows are for the side by side, not for a target).
+    fn peer_runs_of(&self, workload: Workload) -> usize {
+        self.runs_of(workload).min(PEER_RUNS)
     }
 
     /// The runs per row, as the table's header states them.
@@ -68,6 +84,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
     let mut client_mode = None;
     let mut client_spec = None;
     let mut cpu = Some(0);
+    let mut peers = true;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |name: &str| {
@@ -92,6 +109,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
                 workloads.dedup();
             }
             "--quick" => quick = true,
+            "--no-peers" => peers = false,
             "--cpu" => {
                 cpu = match value("--cpu")?.as_str() {
                     "any" => None,
@@ -120,6 +138,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
         workloads,
         quick,
         cpu,
+        peers,
     }))
 }
 
@@ -234,8 +253,35 @@ fn run_once(mode: Mode, spec: &Spec, cpu: Option<usize>) -> Result<RunResult, St
     serde_json::from_str(line).map_err(|e| format!("bad result line {line:?}: {e}"))
 }
 
+/// The official SDKs that are ready to run, with their descriptions; a
+/// peer that is not is reported loudly and left out.
+fn prepare_peers(options: &Options) -> (Vec<Mode>, Vec<String>) {
+    let mut ready = Vec::new();
+    let mut notes = Vec::new();
+    if !options.peers {
+        return (ready, notes);
+    }
+    for mode in Mode::ALL.into_iter().filter(|m| m.is_peer()) {
+        match peers::prepare(mode) {
+            Ok(what) => {
+                ready.push(mode);
+                notes.push(format!("`{}`: {what}", mode.as_str()));
+            }
+            Err(why) => {
+                eprintln!(
+                    "acp-bench: !!! SKIPPING the `{}` rows: {why}",
+                    mode.as_str()
+                );
+                notes.push(format!("`{}`: SKIPPED ({why})", mode.as_str()));
+            }
+        }
+    }
+    (ready, notes)
+}
+
 fn bench(options: &Options) -> Result<(), String> {
     build_agent()?;
+    let (peer_modes, mut peer_notes) = prepare_peers(options);
     let load_before = load_average();
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     let mut results: BTreeMap<(Workload, Mode), Vec<RunResult>> = BTreeMap::new();
@@ -247,14 +293,40 @@ fn bench(options: &Options) -> Result<(), String> {
             Spec::full(workload)
         };
         let runs = options.runs_of(workload);
+        let mut modes = vec![Mode::Floor, Mode::Acp];
+        modes.extend(&peer_modes);
         for run in 1..=runs {
-            // Interleaved, so slow drift in machine load hits both alike.
-            for mode in [Mode::Floor, Mode::Acp] {
-                let result = run_once(mode, &spec, options.cpu)?;
+            // Interleaved, so slow drift in machine load hits all alike.
+            for mode in modes.clone() {
+                let of = if mode.is_peer() {
+                    options.peer_runs_of(workload)
+                } else {
+                    runs
+                };
+                if run > of {
+                    continue;
+                }
+                let result = match run_once(mode, &spec, options.cpu) {
+                    Ok(result) => result,
+                    Err(e) if mode.is_peer() => {
+                        // A peer's failure drops its row, never the run.
+                        eprintln!(
+                            "acp-bench: !!! {workload} `{}` failed, row dropped: {e}",
+                            mode.as_str()
+                        );
+                        peer_notes.push(format!(
+                            "`{}` {workload}: FAILED, row dropped ({e})",
+                            mode.as_str()
+                        ));
+                        results.remove(&(workload, mode));
+                        modes.retain(|m| *m != mode);
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
                 eprintln!(
-                    "acp-bench: {workload} {:5} run {run}/{}: {:9.1} ms",
+                    "acp-bench: {workload} {:8} run {run}/{of}: {:9.1} ms",
                     mode.as_str(),
-                    runs,
                     result.wall_ns as f64 / 1e6
                 );
                 results.entry((workload, mode)).or_default().push(result);
@@ -269,6 +341,7 @@ fn bench(options: &Options) -> Result<(), String> {
         load_before,
         load_after: load_average(),
         seconds: started.elapsed().as_secs_f64(),
+        peers: peer_notes,
     };
     print!("{}", render(&header, &results));
     Ok(())
@@ -283,6 +356,8 @@ struct Header {
     load_before: String,
     load_after: String,
     seconds: f64,
+    /// What each official SDK row ran (versions), or why it is missing.
+    peers: Vec<String>,
 }
 
 /// Medians of one (workload, implementation) row.
@@ -357,7 +432,7 @@ fn targets(workload: Workload, floor: &Row, acp: &Row, spec: &Spec) -> Vec<Targe
     };
     match workload {
         Workload::Stream => vec![
-            time(1.5),
+            time(1.3),
             Target {
                 what: "W1 agent peak RSS < 20 MB (19.1 MiB)".into(),
                 measured: acp.agent_rss_mib,
@@ -365,12 +440,15 @@ fn targets(workload: Workload, floor: &Row, acp: &Row, spec: &Spec) -> Vec<Targe
                 unit: " MiB",
             },
         ],
-        Workload::Rpc => vec![Target {
-            what: "W2 p50 round trip ≤ 1.5× floor p50".into(),
-            measured: acp.p50_us.unwrap_or(f64::NAN) / floor.p50_us.unwrap_or(f64::NAN),
-            limit: 1.5,
-            unit: "×",
-        }],
+        Workload::Rpc => vec![
+            time(1.5),
+            Target {
+                what: "W2 p50 round trip ≤ 1.5× floor p50".into(),
+                measured: acp.p50_us.unwrap_or(f64::NAN) / floor.p50_us.unwrap_or(f64::NAN),
+                limit: 1.5,
+                unit: "×",
+            },
+        ],
         Workload::Concurrent => vec![time(2.0)],
         Workload::Large => {
             let limit = 3.0 * spec.bytes as f64 / 1024.0 / 1024.0;
@@ -396,7 +474,7 @@ fn targets(workload: Workload, floor: &Row, acp: &Row, spec: &Spec) -> Vec<Targe
 /// The short target shown next to the ratio in the main table.
 fn target_cell(workload: Workload, floor: &Row, acp: &Row) -> String {
     let (limit, measured) = match workload {
-        Workload::Stream => (1.5, acp.wall_ms / floor.wall_ms),
+        Workload::Stream => (1.3, acp.wall_ms / floor.wall_ms),
         Workload::Rpc => (
             1.5,
             acp.p50_us.unwrap_or(f64::NAN) / floor.p50_us.unwrap_or(f64::NAN),
@@ -430,6 +508,12 @@ fn render(header: &Header, results: &BTreeMap<(Workload, Mode), Vec<RunResult>>)
         header.load_after,
         header.seconds
     );
+    for note in &header.peers {
+        let _ = writeln!(out, "- {note}");
+    }
+    if !header.peers.is_empty() {
+        let _ = writeln!(out);
+    }
     let _ = writeln!(
         out,
         "| Workload | Impl | Wall ms | ± % | Msg/s | MB/s | CPU client ms | CPU agent ms | RSS client MiB | RSS agent MiB | p50 µs | p99 µs | × floor | Target |"
@@ -458,13 +542,25 @@ fn render(header: &Header, results: &BTreeMap<(Workload, Mode), Vec<RunResult>>)
         };
         let floor = Row::of(floor);
         let acp = Row::of(acp);
-        for (mode, row) in [(Mode::Floor, &floor), (Mode::Acp, &acp)] {
+        let peer_rows: Vec<(Mode, Row)> = Mode::ALL
+            .into_iter()
+            .filter(|m| m.is_peer())
+            .filter_map(|m| Some((m, Row::of(results.get(&(workload, m))?))))
+            .collect();
+        let rows = [(Mode::Floor, &floor), (Mode::Acp, &acp)]
+            .into_iter()
+            .chain(peer_rows.iter().map(|(m, row)| (*m, row)));
+        for (mode, row) in rows {
             let us = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.1}"));
             let (ratio, target) = match mode {
                 Mode::Floor => ("1.00".to_owned(), "–".to_owned()),
                 Mode::Acp => (
                     format!("{:.2}", row.wall_ms / floor.wall_ms),
                     target_cell(workload, &floor, &acp),
+                ),
+                Mode::RustSdk | Mode::TsSdk => (
+                    format!("{:.2}", row.wall_ms / floor.wall_ms),
+                    format!("{:.1}× acp", row.wall_ms / acp.wall_ms),
                 ),
             };
             let secs = row.wall_ms / 1e3;
@@ -505,7 +601,9 @@ fn render(header: &Header, results: &BTreeMap<(Workload, Mode), Vec<RunResult>>)
         "\nWall: the prompt turn, medians; ± %: (max − min) / median of the wall times. \
          Msg/s and MB/s: JSON lines and bytes on the wire in both directions during the turn. \
          CPU (user + sys) and peak RSS (VmHWM): whole process, client and agent. \
-         p50/p99: W2 round trips measured in the agent. × floor: wall time over the floor's."
+         p50/p99: W2 round trips measured in the agent. × floor: wall time over the floor's. \
+         `rust-sdk` and `ts-sdk`: the official SDKs, their client driving their agent \
+         (at most 5 runs per row); their Target cell is their wall time over ours."
     );
     out
 }
@@ -530,12 +628,18 @@ mod tests {
                 workloads: vec![Workload::Stream, Workload::Concurrent],
                 quick: false,
                 cpu: Some(0),
+                peers: true,
             }
         );
         let Ok(Invocation::Bench(o)) = parse_args(&args("--cpu any")) else {
             panic!("expected bench options")
         };
         assert_eq!(o.cpu, None);
+        let Ok(Invocation::Bench(o)) = parse_args(&args("--no-peers")) else {
+            panic!("expected bench options")
+        };
+        assert!(!o.peers);
+        assert_eq!(o.peer_runs_of(Workload::Concurrent), 5);
         assert!(parse_args(&args("--cpu x")).is_err());
         let Ok(Invocation::Bench(o)) = parse_args(&args("--quick")) else {
             panic!("expected bench options")
@@ -553,6 +657,10 @@ mod tests {
         assert!(matches!(
             parse_args(&args("--client floor --spec W2")),
             Ok(Invocation::Client(Mode::Floor, _, Some(0)))
+        ));
+        assert!(matches!(
+            parse_args(&args("--client ts-sdk --spec W2")),
+            Ok(Invocation::Client(Mode::TsSdk, _, Some(0)))
         ));
     }
 }

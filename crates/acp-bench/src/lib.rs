@@ -4,6 +4,7 @@
 //! cargo run --release -p acp-bench                  # everything, 5 runs each (W3: 25)
 //! cargo run --release -p acp-bench -- --quick       # a tenth of the sizes, 1 run
 //! cargo run --release -p acp-bench -- --only W2,W3 --runs 9
+//! cargo run --release -p acp-bench -- --no-peers    # without the official SDKs
 //! ```
 //!
 //! The driver (`acp-bench`) starts one client process per run (itself, with
@@ -30,6 +31,14 @@
 //! messages in advance. So the ratios show everything the runtime adds,
 //! typed decoding of whole messages included.
 //!
+//! The **official SDKs** ([`peers`]) run the same workloads side by side:
+//! the official Rust SDK (crate `agent-client-protocol`) and the official
+//! TypeScript SDK (`@agentclientprotocol/sdk`), each its own client driving
+//! its own agent, with the same checks of what was received. Their glue is
+//! in `crates/acp-bench/peers`, outside the workspace; the driver builds or
+//! installs it on demand, and a peer that cannot be built or run is skipped
+//! with a loud line (`--no-peers` leaves them out).
+//!
 //! Every run (client and agent) is pinned to one CPU, CPU 0 unless `--cpu`
 //! says otherwise, so the ratios compare like with like.
 //!
@@ -46,6 +55,7 @@ pub mod agent;
 pub mod client;
 pub mod driver;
 pub mod floor;
+pub mod peers;
 pub mod remote;
 pub mod spec;
 pub mod sys;

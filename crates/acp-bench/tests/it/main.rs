@@ -2,5 +2,7 @@
 //! (`tests/it/<concern>.rs`, listed here).
 //!
 //! - `runs`: every workload, small, through both implementations.
+//! - `peers`: every workload, small, through the official SDKs (when ready).
 
+mod peers;
 mod runs;

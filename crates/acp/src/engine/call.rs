@@ -8,7 +8,7 @@
 //! machine (no `async` block), so thousands of calls in flight at once
 //! (`join_all`, `FuturesUnordered`) take little memory.
 
-use super::incoming::{IN_NOTIFICATION, LaneState, Payload};
+use super::lane::{IN_NOTIFICATION, LaneState};
 use super::outbox::{OutNotification, OutRequest, Refused};
 use super::{Engine, Shared, lock};
 use crate::error::ConnectionError;
@@ -18,6 +18,19 @@ use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
+
+/// How a response looked when the reader routed it (borrowing the read line).
+pub(super) enum Payload<'a> {
+    Result(&'a RawValue),
+    Error(Error),
+    /// A response-shaped message that did not parse.
+    Malformed(String),
+    /// A response over the size limit, skipped unread.
+    TooLong {
+        size: usize,
+        limit: usize,
+    },
+}
 
 /// What a pending request receives: its response, still undecoded (the caller
 /// decodes it in its own task, so the reader never spends time on it).

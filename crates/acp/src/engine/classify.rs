@@ -1,7 +1,7 @@
 //! Parsing one incoming line into a request, notification or response
 //! without copying its params.
 
-use super::incoming::{IncomingTable, RequestState};
+use super::request::{IncomingTable, RequestState};
 use super::{Handler, HandlerFuture, declined, lock};
 use acp_schema::{Error, RequestId};
 use futures::future::BoxFuture;

@@ -8,217 +8,27 @@
 //! (a request's start, a notification, a response's delivery) queues on the
 //! lane behind what arrived before it.
 
-use super::call::{self, Delivery, Reply};
+use super::call::{self, Delivery, Payload, Reply};
 use super::dropped::{Dropped, OnDropped};
+use super::lane::IN_NOTIFICATION;
 use super::outbox::{OutResponse, Refused, UNSERIALISABLE};
+use super::request::{RequestState, register};
 use super::{ConnectionOptions, Engine, Handler, HandlerFuture, Shared, lock};
 use acp_schema::{CancelRequestNotification, Error, ErrorCode, Notification, RequestId};
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use futures::task::AtomicWaker;
 use serde_json::value::RawValue;
-use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc};
-use tokio_util::sync::CancellationToken;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tracing::{Instrument, debug, debug_span, warn};
 
 use super::classify::{Fast, Incoming, classify, classify_fast};
 use crate::codec::{LineHead, LineKind};
-
-tokio::task_local! {
-    /// Set while a notification handler of the connection with this id runs.
-    pub(super) static IN_NOTIFICATION: usize;
-}
-
-/// How a response looked when the reader routed it (borrowing the read line).
-pub(super) enum Payload<'a> {
-    Result(&'a RawValue),
-    Error(Error),
-    /// A response-shaped message that did not parse.
-    Malformed(String),
-    /// A response over the size limit, skipped unread.
-    TooLong {
-        size: usize,
-        limit: usize,
-    },
-}
-
-/// The state of one incoming request, shared by the engine and the
-/// handler's context: its cancellation, and the work to run after its
-/// response.
-pub(crate) struct RequestState {
-    id: RequestId,
-    /// Whether the request's context is cancelled (seen by the handler).
-    cancelled: AtomicBool,
-    /// The context's token, made when the handler first asks for it.
-    token: OnceLock<CancellationToken>,
-    /// Whether the engine drops the handler (`$/cancel_request`, the close).
-    aborted: AtomicBool,
-    abort_waker: AtomicWaker,
-    follow_ups: Mutex<FollowUps>,
-}
-
-/// Futures registered with `after_response`, until the response is queued.
-enum FollowUps {
-    Collecting(Vec<BoxFuture<'static, ()>>),
-    /// The handler is done: later work is spawned at once.
-    Finished,
-}
-
-impl RequestState {
-    pub(super) fn new(id: RequestId) -> Self {
-        RequestState {
-            id,
-            cancelled: AtomicBool::new(false),
-            token: OnceLock::new(),
-            aborted: AtomicBool::new(false),
-            abort_waker: AtomicWaker::new(),
-            follow_ups: Mutex::new(FollowUps::Collecting(Vec::new())),
-        }
-    }
-
-    /// The request's id, as the peer sent it.
-    pub(crate) fn id(&self) -> &RequestId {
-        &self.id
-    }
-
-    /// Cancels the context's token (the handler decides what to do).
-    pub(crate) fn cancel(&self) {
-        if !self.cancelled.swap(true, Ordering::AcqRel)
-            && let Some(token) = self.token.get()
-        {
-            token.cancel();
-        }
-    }
-
-    pub(crate) fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Acquire)
-    }
-
-    /// The context's token, cancelled with the context.
-    pub(crate) fn token(&self) -> CancellationToken {
-        let token = self.token.get_or_init(CancellationToken::new);
-        // A cancel that ran before the token existed did not see it.
-        if self.is_cancelled() {
-            token.cancel();
-        }
-        token.clone()
-    }
-
-    /// Cancels the context and has the engine drop the handler.
-    fn abort(&self) {
-        self.cancel();
-        self.aborted.store(true, Ordering::Release);
-        self.abort_waker.wake();
-    }
-
-    /// Resolves once the request is aborted.
-    fn aborted(&self) -> impl Future<Output = ()> + '_ {
-        std::future::poll_fn(|cx| {
-            if self.aborted.load(Ordering::Acquire) {
-                return Poll::Ready(());
-            }
-            self.abort_waker.register(cx.waker());
-            if self.aborted.load(Ordering::Acquire) {
-                Poll::Ready(())
-            } else {
-                Poll::Pending
-            }
-        })
-    }
-
-    /// Queues `work` to run once the response is queued, or spawns it at
-    /// once if the handler is already done.
-    pub(crate) fn after_response(&self, work: BoxFuture<'static, ()>) {
-        let mut follow_ups = lock(&self.follow_ups);
-        match &mut *follow_ups {
-            FollowUps::Collecting(queue) => queue.push(work),
-            FollowUps::Finished => {
-                drop(follow_ups);
-                tokio::spawn(work);
-            }
-        }
-    }
-
-    /// Ends the collecting: the work registered so far, in order.
-    fn finish(&self) -> Vec<BoxFuture<'static, ()>> {
-        match std::mem::replace(&mut *lock(&self.follow_ups), FollowUps::Finished) {
-            FollowUps::Collecting(queue) => queue,
-            FollowUps::Finished => Vec::new(),
-        }
-    }
-}
-
-/// The incoming requests still running (in a task, or waiting for the
-/// lane), by id, so that `$/cancel_request` and the close reach them.
-#[derive(Default)]
-pub(super) struct IncomingTable {
-    map: HashMap<RequestId, Arc<RequestState>>,
-}
-
-impl IncomingTable {
-    /// Whether a request with this id is still running.
-    pub(super) fn contains(&self, id: &RequestId) -> bool {
-        self.map.contains_key(id)
-    }
-}
-
-/// Aborts every running request at the close (already recorded, so none
-/// registers after this).
-pub(super) fn abort_all(shared: &Shared) {
-    let running = std::mem::take(&mut lock(&shared.incoming).map);
-    for (_, request) in running {
-        request.abort();
-    }
-}
-
-/// Registers a request that goes on after the reader (aborted at once if
-/// the connection has closed).
-fn register(shared: &Shared, request: &Arc<RequestState>) {
-    let mut table = lock(&shared.incoming);
-    if shared.closed.is_closed() {
-        drop(table);
-        request.abort();
-    } else {
-        table.map.insert(request.id.clone(), request.clone());
-    }
-}
-
-/// The notification lane's bookkeeping, read by the reader to decide.
-#[derive(Default)]
-pub(super) struct LaneState {
-    /// Jobs queued on or running in the lane.
-    backlog: AtomicUsize,
-    /// Notification handlers currently awaiting a response from the peer.
-    waiting_in_notification: AtomicUsize,
-    waiting_changed: Notify,
-}
-
-impl LaneState {
-    fn idle(&self) -> bool {
-        self.backlog.load(Ordering::SeqCst) == 0
-    }
-
-    pub(super) fn waiting_starts(&self) {
-        self.waiting_in_notification.fetch_add(1, Ordering::SeqCst);
-        self.waiting_changed.notify_waiters();
-    }
-
-    pub(super) fn waiting_ends(&self) {
-        self.waiting_in_notification.fetch_sub(1, Ordering::SeqCst);
-    }
-
-    /// Wakes the reader if it waits for room in the lane (at the close).
-    pub(super) fn wake(&self) {
-        self.waiting_changed.notify_waiters();
-    }
-}
 
 /// A job for the notification lane.
 enum Job {

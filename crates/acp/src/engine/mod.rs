@@ -13,10 +13,14 @@
 //! - [`incoming`]: the reader's side. It routes every message, and it alone
 //!   decides where an incoming handler runs: on the reader itself (its first
 //!   step, when nothing waits ahead of it), in a task of its own, or on the
-//!   notification lane. It keeps the table of incoming requests that are still
-//!   running, for `$/cancel_request` and the close.
-//! - [`call`]: our own requests: the table of those awaiting a response, and
-//!   the small future a caller awaits.
+//!   notification lane.
+//! - [`request`]: the state of one incoming request (its cancellation, its
+//!   follow-up work), and the table of those still running, for
+//!   `$/cancel_request` and the close.
+//! - [`lane`]: the notification lane's bookkeeping, read by the reader to
+//!   decide and by calls made from inside a notification handler.
+//! - [`call`]: our own requests: the table of those awaiting a response, the
+//!   response as the reader found it, and the small future a caller awaits.
 //! - [`outbox`]: the outgoing queue and the writer, the only code that writes
 //!   to the transport.
 //! - [`dropped`]: what the peer sent that never reached a handler.
@@ -120,13 +124,16 @@ mod call;
 mod classify;
 mod dropped;
 mod incoming;
+mod lane;
 mod outbox;
+mod request;
 
 use call::{Call, PendingTable};
 pub use dropped::{Dropped, OnDropped};
-pub(crate) use incoming::RequestState;
-use incoming::{IncomingTable, Router};
+use incoming::Router;
 use outbox::{OutNotification, Outbox, Refused};
+use request::IncomingTable;
+pub(crate) use request::RequestState;
 
 /// The default size of the outgoing queue, in bytes.
 const DEFAULT_OUTGOING_QUEUE: usize = 256 * 1024;
@@ -412,7 +419,7 @@ struct Shared {
     incoming: Mutex<IncomingTable>,
     outbox: Outbox,
     /// The notification lane's bookkeeping (see [`incoming`]).
-    lane: incoming::LaneState,
+    lane: lane::LaneState,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -452,7 +459,7 @@ impl Engine {
                 options.max_queued_output,
                 options.output_stall_timeout,
             ),
-            lane: incoming::LaneState::default(),
+            lane: lane::LaneState::default(),
         });
         let engine = Engine { shared };
         let unstarted = Unstarted {
@@ -588,7 +595,7 @@ impl Engine {
         // recorded: an entry added before is drained here, and one that
         // would be added after sees the close under the same lock.
         call::fail_all(&self.shared);
-        incoming::abort_all(&self.shared);
+        request::abort_all(&self.shared);
         self.shared.outbox.wake_senders();
         self.shared.lane.wake();
     }
