@@ -47,20 +47,23 @@ pub mod agent;
 pub mod config;
 pub mod llm;
 pub mod mcp;
+pub mod output;
 pub mod store;
 pub mod tools;
 
-pub use agent::{CodingAgent, Mode};
+pub use agent::{CodingAgent, CodingAgentV2, Mode};
 
 /// Connects the agent to a client over `transport`, keeping sessions in
-/// `store`. Returns the connection and its I/O future, which must be awaited
+/// `store`. The client's `initialize` chooses the protocol version: v1
+/// ([`CodingAgent`]) or v2 ([`CodingAgentV2`]). Returns the connection, which
+/// tells the version once chosen, and its I/O future, which must be awaited
 /// or spawned; it ends when the client goes away.
 pub fn connect(
     transport: acp::Transport,
     options: acp::ConnectionOptions,
     config: config::Config,
     store: store::Store,
-) -> (acp::AgentSideConnection, acp::IoFuture) {
+) -> (acp::negotiate::RoutedAgent, acp::IoFuture) {
     let dropped = tools::DroppedAnswers::new(options.max_message_size);
     let seen = dropped.clone();
     let before = options.on_dropped.clone();
@@ -72,9 +75,11 @@ pub fn connect(
             before(d);
         }
     });
-    acp::AgentSideConnection::new(transport, options, |conn| {
-        CodingAgent::new(conn, config, store, dropped)
-    })
+    let (config2, store2, dropped2) = (config.clone(), store.clone(), dropped.clone());
+    acp::negotiate::AgentRouter::new()
+        .v1(move |conn| CodingAgent::new(output::Output::V1(conn), config, store, dropped))
+        .v2(move |conn| CodingAgentV2::new(conn, config2, store2, dropped2))
+        .connect(transport, options)
 }
 
 /// Serves the agent over `transport` until the client goes away, keeping
