@@ -110,10 +110,12 @@ impl acp::v2::Agent for CodingAgentV2 {
         let methods: Vec<v2::AuthMethod> = auth::methods()
             .iter()
             .filter_map(|m| {
+                // v2 names the id `methodId`, and the kind `agent`.
                 let mut value = serde_json::to_value(m).ok()?;
-                if value.get("type").is_none() {
-                    value["type"] = json!("agent");
-                }
+                let object = value.as_object_mut()?;
+                let id = object.remove("id")?;
+                object.insert("methodId".into(), id);
+                object.entry("type").or_insert(json!("agent"));
                 serde_json::from_value(value).ok()
             })
             .collect();
@@ -196,17 +198,44 @@ impl acp::v2::Agent for CodingAgentV2 {
         if let Some(sink) = self.sink() {
             sink.forget(&args.session_id);
         }
-        let options = if args.replay_from.is_some() {
+        let options = if let Some(from) = &args.replay_from {
+            if !matches!(from, v2::ReplayFrom::Start(_)) {
+                let raw = serde_json::to_value(from).unwrap_or_default();
+                return Err(invalid_params(format!("cannot replay from {raw}")));
+            }
             let mut req = v1::LoadSessionRequest::new(args.session_id.clone(), args.cwd.clone())
                 .mcp_servers(servers);
             req.additional_directories = dirs;
-            self.0.load_stored_session(req).await?.config_options
+            let sink = self.sink().cloned();
+            if let Some(sink) = &sink {
+                sink.begin_replay(&args.session_id);
+            }
+            let loaded = self.0.load_stored_session(req).await;
+            if let Some(sink) = &sink {
+                let _ = sink.end_replay(&args.session_id).await;
+            }
+            loaded?.config_options
         } else {
             let mut req = v1::ResumeSessionRequest::new(args.session_id.clone(), args.cwd.clone())
                 .mcp_servers(servers);
             req.additional_directories = dirs;
             self.0.resume_stored_session(req).await?.config_options
         };
+        // The session's state, after the replay and before the answer.
+        let running = self
+            .0
+            .session(&args.session_id)
+            .is_ok_and(|s| s.history.try_lock().is_err());
+        let state = if running {
+            v2::StateUpdate::running()
+        } else {
+            v2::StateUpdate::Idle(v2::IdleStateUpdate::new())
+        };
+        if let Some(sink) = self.sink() {
+            let _ = sink
+                .send(&args.session_id, v2::SessionUpdate::StateUpdate(state))
+                .await;
+        }
         Ok(v2::ResumeSessionResponse::new()
             .config_options(config_options_to_v2(options.as_deref().unwrap_or_default()))
             .available_commands(commands()))

@@ -17,6 +17,12 @@
 //!   config options `configId` for `id`, and `current_mode_update` is left
 //!   out: the `config_option_update` that follows it carries the mode;
 //! - `session_info_update` and `usage_update` are the same in both versions.
+//!
+//! While a session's history is replayed (`session/resume` with
+//! `replayFrom`, see [`Sink::begin_replay`]), each message is sent whole
+//! (`user_message`, `agent_message`, `agent_thought` with all its content)
+//! rather than in chunks. Replayed messages get new ids: the ids a turn used
+//! are not stored.
 
 use super::PermissionAsk;
 use acp::ConnectionError;
@@ -44,6 +50,26 @@ pub struct Sink {
     open: Mutex<HashMap<v1::SessionId, (Kind, v2::MessageId)>>,
     prefix: String,
     counter: AtomicU64,
+    /// The sessions being replayed, each with the message gathered so far.
+    replaying: Mutex<HashMap<v1::SessionId, Option<Gathered>>>,
+}
+
+/// A replayed message gathered from its chunks.
+struct Gathered {
+    kind: Kind,
+    blocks: Vec<v2::ContentBlock>,
+}
+
+impl Gathered {
+    /// The whole message, with a new id.
+    fn into_update(self, id: v2::MessageId) -> v2::SessionUpdate {
+        let message = v2::MessageUpdate::new(id).content(self.blocks);
+        match self.kind {
+            Kind::User => v2::SessionUpdate::UserMessage(message),
+            Kind::Agent => v2::SessionUpdate::AgentMessage(message),
+            Kind::Thought => v2::SessionUpdate::AgentThought(message),
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -62,6 +88,7 @@ impl Sink {
             open: Mutex::new(HashMap::new()),
             prefix: format!("m{nanos:x}"),
             counter: AtomicU64::new(0),
+            replaying: Mutex::new(HashMap::new()),
         }
     }
 
@@ -116,10 +143,74 @@ impl Sink {
         session: &v1::SessionId,
         update: v1::SessionUpdate,
     ) -> Result<(), ConnectionError> {
+        if lock(&self.replaying).contains_key(session) {
+            return self.replay(session, update).await;
+        }
         match self.to_v2(session, update) {
             Some(update) => self.send(session, update).await,
             None => Ok(()),
         }
+    }
+
+    /// From now until [`end_replay`](Self::end_replay), `session`'s messages
+    /// are sent whole.
+    pub fn begin_replay(&self, session: &v1::SessionId) {
+        lock(&self.replaying).insert(session.clone(), None);
+    }
+
+    /// Sends the last replayed message and ends the replay of `session`.
+    pub async fn end_replay(&self, session: &v1::SessionId) -> Result<(), ConnectionError> {
+        let last = lock(&self.replaying).remove(session).flatten();
+        match last {
+            Some(message) => {
+                let update = message.into_update(self.new_message_id());
+                self.send(session, update).await
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// One replayed update: a chunk joins the message gathered (sent when
+    /// the next message or another update comes).
+    async fn replay(
+        &self,
+        session: &v1::SessionId,
+        update: v1::SessionUpdate,
+    ) -> Result<(), ConnectionError> {
+        use v1::SessionUpdate as U;
+        let chunk = match &update {
+            U::UserMessageChunk(c) | U::AgentMessageChunk(c) | U::AgentThoughtChunk(c) => {
+                chunk_kind(&update).map(|kind| (kind, c.content.clone()))
+            }
+            _ => None,
+        };
+        let finished = {
+            let mut replaying = lock(&self.replaying);
+            let gathered = replaying.entry(session.clone()).or_default();
+            match chunk {
+                Some((kind, block)) => match gathered {
+                    Some(g) if g.kind == kind => {
+                        g.blocks.push(block_to_v2(block));
+                        None
+                    }
+                    _ => gathered.replace(Gathered {
+                        kind,
+                        blocks: vec![block_to_v2(block)],
+                    }),
+                },
+                None => gathered.take(),
+            }
+        };
+        if let Some(message) = finished {
+            let update = message.into_update(self.new_message_id());
+            self.send(session, update).await?;
+        }
+        if chunk_kind(&update).is_none()
+            && let Some(update) = self.to_v2(session, update)
+        {
+            self.send(session, update).await?;
+        }
+        Ok(())
     }
 
     /// `update` as a v2 update of `session`.
@@ -204,6 +295,16 @@ impl Sink {
             v2::RequestPermissionOutcome::Selected(s) => Some(s.option_id),
             _ => None,
         })
+    }
+}
+
+/// The kind of message a chunk belongs to; `None` for other updates.
+fn chunk_kind(update: &v1::SessionUpdate) -> Option<Kind> {
+    match update {
+        v1::SessionUpdate::UserMessageChunk(_) => Some(Kind::User),
+        v1::SessionUpdate::AgentMessageChunk(_) => Some(Kind::Agent),
+        v1::SessionUpdate::AgentThoughtChunk(_) => Some(Kind::Thought),
+        _ => None,
     }
 }
 
