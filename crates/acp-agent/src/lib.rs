@@ -2,7 +2,8 @@
 //! over stdio.
 //!
 //! An editor starts the `acp-agent` binary and talks newline-delimited
-//! JSON-RPC with it. Each prompt turn streams the model's answer back as
+//! JSON-RPC with it, in protocol v1 or in the draft protocol v2, whichever
+//! the editor asks for (see [`output`] for what differs). Each prompt turn streams the model's answer back as
 //! `session/update`s and lets the model call tools: read, write and edit files
 //! (through the editor's file system when it offers one, so unsaved buffers are
 //! seen), list and grep the project (respecting `.gitignore`), run commands

@@ -1,6 +1,7 @@
 //! The tools the model can call: their schemas, how each is described to the
 //! client, and how each runs (through the client when it offers file system or
-//! terminal access, locally otherwise).
+//! terminal access, locally otherwise: always locally, through `acp-host`,
+//! for a v2 client, which has no file system or terminal methods).
 //!
 //! This module holds what all tools share: the parsed call ([`ToolInput`]),
 //! what a tool may use ([`ToolEnv`]), its result ([`ToolOutcome`]) and the

@@ -481,3 +481,143 @@ async fn cancel_ends_the_turn_with_idle_cancelled() {
         note(json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}))
     );
 }
+
+/// Each tool call with every upsert applied (fields set replace, as v2 says).
+fn final_tool_calls(seen: &[Value]) -> Vec<Value> {
+    let mut calls: Vec<Value> = Vec::new();
+    for m in seen {
+        let u = update(m);
+        if u["sessionUpdate"] != "tool_call_update" {
+            continue;
+        }
+        let id = &u["toolCallId"];
+        let call = match calls.iter_mut().find(|c| &c["toolCallId"] == id) {
+            Some(c) => c,
+            None => {
+                calls.push(json!({}));
+                calls.last_mut().unwrap()
+            }
+        };
+        for (k, v) in u.as_object().unwrap() {
+            if k != "sessionUpdate" {
+                call[k] = v.clone();
+            }
+        }
+    }
+    calls
+}
+
+/// v2 clients lend no terminals: a command runs in the agent's own
+/// (acp-host), after the user allowed it, asked with the command as subject.
+#[tokio::test]
+async fn a_command_runs_on_the_agents_own_host_after_permission() {
+    let mock = MockLlm::start(vec![
+        tool_reply(
+            "call_1",
+            "run_command",
+            json!({"command": "echo hi > out.txt; echo done"}),
+        ),
+        text_reply("ok"),
+    ])
+    .await;
+    let (_dir, cwd) = temp_cwd();
+    let mut w = Wire::start(&openai_env(&mock)).await;
+    let sid = w.open(&cwd).await;
+    w.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "run"}]}),
+    )
+    .await;
+    let seen = w
+        .until(|m| m["method"] == "session/request_permission")
+        .await;
+    let asked = seen.last().unwrap().clone();
+    assert_eq!(
+        asked["params"]["title"],
+        "Run `echo hi > out.txt; echo done`"
+    );
+    assert_eq!(
+        asked["params"]["subject"],
+        json!({"type": "command", "command": "echo hi > out.txt; echo done",
+            "cwd": cwd, "toolCallId": "call_1-1"})
+    );
+    assert!(
+        !cwd.join("out.txt").exists(),
+        "nothing runs before the answer"
+    );
+    w.send(json!({"jsonrpc": "2.0", "id": asked["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}))
+        .await;
+    let rest = w.until(is_idle).await;
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("out.txt")).unwrap(),
+        "hi\n"
+    );
+    assert!(
+        !rest.iter().any(|m| m["method"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("terminal/"))),
+        "no terminal asked of the client: {rest:#?}"
+    );
+    let calls = final_tool_calls(&[seen, rest.clone()].concat());
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["status"], "completed", "{calls:#?}");
+    assert_eq!(calls[0]["kind"], "execute");
+    let shown = calls[0]["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(shown.contains("done"), "{shown}");
+    let sent = tool_results(&mock.requests()[1]);
+    assert!(sent[0].contains("done"), "{sent:?}");
+    assert_eq!(
+        rest.last().unwrap(),
+        &note(
+            json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn",
+            "_meta": {"usage": {"totalTokens": 15, "inputTokens": 10, "outputTokens": 5}}})
+        )
+    );
+}
+
+/// The same permission rules as v1: read-only refuses edits and commands
+/// without asking, and a file is read from the agent's own host.
+#[tokio::test]
+async fn read_only_refuses_without_asking_and_files_are_read_locally() {
+    let mock = MockLlm::start(vec![
+        tool_reply("call_1", "read_file", json!({"path": "a.txt"})),
+        tool_reply(
+            "call_2",
+            "write_file",
+            json!({"path": "b.txt", "content": "x"}),
+        ),
+        text_reply("ok"),
+    ])
+    .await;
+    let (_dir, cwd) = temp_cwd();
+    std::fs::write(cwd.join("a.txt"), "alpha\n").unwrap();
+    let mut w = Wire::start(&openai_env(&mock)).await;
+    let sid = w.open(&cwd).await;
+    let id = w
+        .request(
+            "session/set_config_option",
+            json!({"sessionId": sid, "configId": "mode", "type": "id", "value": "read-only"}),
+        )
+        .await;
+    w.answer(id).await;
+    w.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}),
+    )
+    .await;
+    let seen = w.until(is_idle).await;
+    assert!(
+        !seen
+            .iter()
+            .any(|m| m["method"] == "session/request_permission"),
+        "{seen:#?}"
+    );
+    assert!(!cwd.join("b.txt").exists());
+    let sent = tool_results(&mock.requests()[2]);
+    assert!(sent[0].contains("alpha"), "{sent:?}");
+    assert!(sent[1].contains("read-only mode"), "{sent:?}");
+    let calls = final_tool_calls(&seen);
+    assert_eq!(calls[0]["status"], "completed");
+    assert_eq!(calls[1]["status"], "failed");
+}
