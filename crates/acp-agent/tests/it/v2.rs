@@ -621,3 +621,39 @@ async fn read_only_refuses_without_asking_and_files_are_read_locally() {
     assert_eq!(calls[0]["status"], "completed");
     assert_eq!(calls[1]["status"], "failed");
 }
+
+/// A model failure that a v1 prompt answers with an error ends the v2 turn
+/// with the stop reason `error` carrying that error, after the message
+/// telling the user.
+#[tokio::test]
+async fn a_failed_turn_ends_idle_with_the_error() {
+    let mock = MockLlm::start(vec![Reply::Status(400, error_body("no such model"))]).await;
+    let (_dir, cwd) = temp_cwd();
+    let mut w = Wire::start(&openai_env(&mock)).await;
+    let sid = w.open(&cwd).await;
+    w.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}),
+    )
+    .await;
+    let seen = w.until(is_idle).await;
+    let idle = update(seen.last().unwrap());
+    assert_eq!(idle["stopReason"], "error", "{idle:#}");
+    assert_eq!(idle["error"]["code"], -32603, "{idle:#}");
+    assert!(
+        idle["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no such model"),
+        "{idle:#}"
+    );
+    let told = &update(&seen[seen.len() - 2]);
+    assert_eq!(told["sessionUpdate"], "agent_message_chunk");
+    assert!(
+        told["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("The turn stopped"),
+        "{told:#}"
+    );
+}
