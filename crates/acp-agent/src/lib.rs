@@ -51,6 +51,7 @@ pub mod mcp;
 pub mod output;
 pub mod store;
 pub mod tools;
+mod v1_shaped;
 
 pub use agent::{CodingAgent, CodingAgentV2, Mode};
 
@@ -76,6 +77,9 @@ pub fn connect(
             before(d);
         }
     });
+    // A v1 client asking for a newer version still gets v1 (see `v1_shaped`).
+    let (reader, writer) = transport.into_parts();
+    let transport = acp::Transport::new(v1_shaped::V1Shaped::new(reader), writer);
     let (config2, store2, dropped2) = (config.clone(), store.clone(), dropped.clone());
     acp::negotiate::AgentRouter::new()
         .v1(move |conn| CodingAgent::new(output::Output::V1(conn), config, store, dropped))

@@ -657,3 +657,30 @@ async fn a_failed_turn_ends_idle_with_the_error() {
         "{told:#}"
     );
 }
+
+/// A v1 client asking for a newer version (its `initialize` has no `info`)
+/// is answered 1, as before the agent spoke v2; a v2 client asking for a
+/// newer version gets 2.
+#[tokio::test]
+async fn a_newer_version_asked_for_gets_v1_or_v2_by_the_requests_shape() {
+    let mock = MockLlm::start(vec![]).await;
+    let mut w = Wire::start(&openai_env(&mock)).await;
+    let id = w
+        .request(
+            "initialize",
+            json!({"protocolVersion": 65535, "clientCapabilities": {}}),
+        )
+        .await;
+    let answer = w.answer(id).await;
+    assert_eq!(answer[0]["result"]["protocolVersion"], 1, "{answer:#?}");
+    assert!(answer[0]["result"]["agentCapabilities"].is_object());
+    let mut w = Wire::start(&openai_env(&mock)).await;
+    let id = w
+        .request(
+            "initialize",
+            json!({"protocolVersion": 65535, "info": {"name": "x", "version": "0"}}),
+        )
+        .await;
+    let answer = w.answer(id).await;
+    assert_eq!(answer[0]["result"]["protocolVersion"], 2, "{answer:#?}");
+}
