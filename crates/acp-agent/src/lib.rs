@@ -2,7 +2,8 @@
 //! over stdio.
 //!
 //! An editor starts the `acp-agent` binary and talks newline-delimited
-//! JSON-RPC with it. Each prompt turn streams the model's answer back as
+//! JSON-RPC with it, in protocol v1 or in the draft protocol v2, whichever
+//! the editor asks for (see [`output`] for what differs). Each prompt turn streams the model's answer back as
 //! `session/update`s and lets the model call tools: read, write and edit files
 //! (through the editor's file system when it offers one, so unsaved buffers are
 //! seen), list and grep the project (respecting `.gitignore`), run commands
@@ -47,20 +48,24 @@ pub mod agent;
 pub mod config;
 pub mod llm;
 pub mod mcp;
+pub mod output;
 pub mod store;
 pub mod tools;
+mod v1_shaped;
 
-pub use agent::{CodingAgent, Mode};
+pub use agent::{CodingAgent, CodingAgentV2, Mode};
 
 /// Connects the agent to a client over `transport`, keeping sessions in
-/// `store`. Returns the connection and its I/O future, which must be awaited
+/// `store`. The client's `initialize` chooses the protocol version: v1
+/// ([`CodingAgent`]) or v2 ([`CodingAgentV2`]). Returns the connection, which
+/// tells the version once chosen, and its I/O future, which must be awaited
 /// or spawned; it ends when the client goes away.
 pub fn connect(
     transport: acp::Transport,
     options: acp::ConnectionOptions,
     config: config::Config,
     store: store::Store,
-) -> (acp::AgentSideConnection, acp::IoFuture) {
+) -> (acp::negotiate::RoutedAgent, acp::IoFuture) {
     let dropped = tools::DroppedAnswers::new(options.max_message_size);
     let seen = dropped.clone();
     let before = options.on_dropped.clone();
@@ -72,9 +77,14 @@ pub fn connect(
             before(d);
         }
     });
-    acp::AgentSideConnection::new(transport, options, |conn| {
-        CodingAgent::new(conn, config, store, dropped)
-    })
+    // A v1 client asking for a newer version still gets v1 (see `v1_shaped`).
+    let (reader, writer) = transport.into_parts();
+    let transport = acp::Transport::new(v1_shaped::V1Shaped::new(reader), writer);
+    let (config2, store2, dropped2) = (config.clone(), store.clone(), dropped.clone());
+    acp::negotiate::AgentRouter::new()
+        .v1(move |conn| CodingAgent::new(output::Output::V1(conn), config, store, dropped))
+        .v2(move |conn| CodingAgentV2::new(conn, config2, store2, dropped2))
+        .connect(transport, options)
 }
 
 /// Serves the agent over `transport` until the client goes away, keeping

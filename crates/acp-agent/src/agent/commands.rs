@@ -35,7 +35,7 @@ impl SlashCommand {
 }
 
 /// The commands this agent offers.
-fn available_commands() -> AvailableCommandsUpdate {
+pub(super) fn available_commands() -> AvailableCommandsUpdate {
     AvailableCommandsUpdate::new(vec![
         AvailableCommand::new(
             "compact",

@@ -16,7 +16,9 @@
 //! - `tool_calls`, `permissions` and `scope`: running one tool call, with its
 //!   reporting and the user's permission, and what an "always" answer covers;
 //! - `commands`: the slash commands and their announcement;
-//! - `auth`: the authentication methods offered and `authenticate`.
+//! - `auth`: the authentication methods offered and `authenticate`;
+//! - `v2`: [`CodingAgentV2`], the same agent for a v2 client (see
+//!   [`crate::output`] for how its output is rendered).
 
 mod auth;
 mod commands;
@@ -29,16 +31,19 @@ mod sessions;
 mod settings;
 mod tool_calls;
 mod turn;
+mod v2;
 
 pub use auth::AUTH_METHOD_ID;
 pub use settings::Mode;
+pub use v2::CodingAgentV2;
 
 use crate::config::Config;
 use crate::llm::{LlmClient, Message};
 use crate::mcp::McpServers;
+use crate::output::Output;
 use crate::store::{Store, StoreError};
 use acp::schema::*;
-use acp::{Agent, AgentSideConnection, CancellationToken, RequestContext};
+use acp::{Agent, CancellationToken, RequestContext};
 use serde_json::json;
 use settings::Settings;
 use std::collections::HashMap;
@@ -128,7 +133,8 @@ impl Session {
 
 /// The coding agent: implements [`acp::Agent`].
 pub struct CodingAgent {
-    conn: AgentSideConnection,
+    /// Where session output goes: the client, in its protocol version.
+    out: Output,
     config: Arc<Config>,
     llm: LlmClient,
     client_caps: Mutex<ClientCapabilities>,
@@ -165,10 +171,10 @@ fn store_error(e: StoreError) -> Error {
 }
 
 impl CodingAgent {
-    /// An agent that calls the client through `conn` and keeps sessions in
+    /// An agent that shows its sessions through `out` and keeps them in
     /// `store`.
     pub(crate) fn new(
-        conn: AgentSideConnection,
+        out: Output,
         config: Config,
         store: Store,
         dropped: crate::tools::DroppedAnswers,
@@ -179,7 +185,7 @@ impl CodingAgent {
         )
         .thinking_budget(config.thinking_budget);
         CodingAgent {
-            conn,
+            out,
             config: Arc::new(config),
             llm,
             client_caps: Mutex::new(ClientCapabilities::default()),
@@ -207,10 +213,7 @@ impl CodingAgent {
     async fn send(&self, session_id: &SessionId, update: impl Into<SessionUpdate>) {
         // A failed notification means the client went away; the turn will
         // notice when its next request fails.
-        let _ = self
-            .conn
-            .session_notification(SessionNotification::new(session_id.clone(), update.into()))
-            .await;
+        let _ = self.out.update(session_id, update.into()).await;
     }
 
     /// Sends `update` to the client, recording it in the session's journal
@@ -295,7 +298,9 @@ impl Agent for CodingAgent {
         // `session/new` costs the reader only their decoding and a prompt or
         // a cancel behind them is read at once.
         tokio::task::yield_now().await;
-        self.create_session(args, &cx).await
+        let created = self.create_session(args).await?;
+        self.announce_commands_after_response(&created.session_id, &cx);
+        Ok(created)
     }
 
     async fn load_session(

@@ -6,21 +6,27 @@ use super::scope::{self, Scope};
 use super::settings::Mode;
 use super::{CodingAgent, Session, lock};
 use crate::llm::ToolCallRequest;
+use crate::output::PermissionAsk;
 use crate::tools::{AskError, ToolEnv, ToolOutcome};
 use acp::schema::*;
+use std::path::PathBuf;
 
 impl CodingAgent {
     /// Applies the mode and the user's remembered answers to a call that
     /// needs permission for `scopes` (none: it needs no permission), asking
     /// the user in `ask` mode. `Err` holds the outcome to report instead of
-    /// running the tool.
+    /// running the tool. `title`, `diff` and `command` describe the call
+    /// to the user (see [`PermissionAsk`]).
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn permit(
         &self,
         env: &ToolEnv,
         session: &Session,
         call: &ToolCallRequest,
         call_id: &ToolCallId,
+        title: String,
         diff: Option<ToolCallContent>,
+        command: Option<(String, PathBuf)>,
         scopes: Vec<Scope>,
     ) -> Result<(), ToolOutcome> {
         if scopes.is_empty() {
@@ -48,10 +54,6 @@ impl CodingAgent {
         if mode == Mode::Auto || allowed {
             return Ok(());
         }
-        let mut tool_call = ToolCallUpdate::new(call_id.clone());
-        if let Some(d) = diff {
-            tool_call = tool_call.content(vec![d]);
-        }
         let options = vec![
             PermissionOption::new("allow_once", "Allow", PermissionOptionKind::AllowOnce),
             PermissionOption::new(
@@ -66,20 +68,23 @@ impl CodingAgent {
                 PermissionOptionKind::RejectAlways,
             ),
         ];
-        let req = RequestPermissionRequest::new(env.session_id.clone(), tool_call, options);
-        let answer = match env.ask(self.conn.request_permission(req)).await {
-            Err(AskError::Cancelled) => return Err(ToolOutcome::cancelled("Cancelled.")),
-            answer => answer,
+        let ask = PermissionAsk {
+            session_id: env.session_id.clone(),
+            tool_call_id: call_id.clone(),
+            title,
+            covers: covers.clone(),
+            diff,
+            command,
+            options,
         };
-        let chosen = match answer {
-            Ok(r) => match r.outcome.selected_option() {
-                Some(id) => id.as_str().to_string(),
-                None => {
-                    return Err(ToolOutcome::cancelled(
-                        "The permission request was cancelled.",
-                    ));
-                }
-            },
+        let chosen = match env.ask(self.out.request_permission(ask)).await {
+            Err(AskError::Cancelled) => return Err(ToolOutcome::cancelled("Cancelled.")),
+            Ok(Some(id)) => id.as_str().to_string(),
+            Ok(None) => {
+                return Err(ToolOutcome::cancelled(
+                    "The permission request was cancelled.",
+                ));
+            }
             Err(e) => {
                 return Err(ToolOutcome::fail(format!(
                     "could not ask the user for permission: {e}"

@@ -14,7 +14,6 @@ use super::{
 use crate::config::ModelRef;
 use crate::mcp::McpServers;
 use crate::store::{StoredSession, now_ms, rfc3339};
-use acp::RequestContext;
 use acp::schema::*;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -113,7 +112,6 @@ impl CodingAgent {
     pub(super) async fn create_session(
         &self,
         args: NewSessionRequest,
-        cx: &RequestContext<AgentSide>,
     ) -> Result<NewSessionResponse, Error> {
         let model = self.default_model()?;
         let cwd = absolute(&args.cwd)?;
@@ -151,7 +149,6 @@ impl CodingAgent {
         )
         .await;
         lock(&self.sessions).insert(id.clone(), session);
-        self.announce_commands_after_response(&id, cx);
         Ok(NewSessionResponse::new(id)
             .modes(Self::modes(Mode::Ask))
             .config_options(options))
@@ -242,8 +239,8 @@ impl CodingAgent {
             .into_iter()
             .filter(|u| !matches!(u, SessionUpdate::UsageUpdate(_)))
         {
-            self.conn
-                .session_notification(SessionNotification::new(args.session_id.clone(), update))
+            self.out
+                .update(&args.session_id, update)
                 .await
                 .map_err(super::internal)?;
         }

@@ -98,7 +98,8 @@ impl CodingAgent {
         raw_input: Value,
         info: McpToolInfo,
     ) -> ToolOutcome {
-        let tc = ToolCall::new(call_id.clone(), format!("{}: {}", info.server, info.tool))
+        let title = format!("{}: {}", info.server, info.tool);
+        let tc = ToolCall::new(call_id.clone(), title.clone())
             .kind(if info.read_only {
                 ToolKind::Read
             } else {
@@ -120,7 +121,7 @@ impl CodingAgent {
                 vec![Scope::Tool(call.name.clone())]
             };
             match self
-                .permit(env, session, call, &call_id, None, scopes)
+                .permit(env, session, call, &call_id, title, None, None, scopes)
                 .await
             {
                 Err(refusal) => refusal,
@@ -171,13 +172,19 @@ impl CodingAgent {
             }
             _ => None,
         };
+        let command = match input {
+            ToolInput::RunCommand { command, .. } => Some((command.clone(), env.cwd.clone())),
+            _ => None,
+        };
         if let Err(refusal) = self
             .permit(
                 env,
                 session,
                 call,
                 call_id,
+                input.title(&env.cwd),
                 change.as_ref().map(|c| c.diff()),
+                command,
                 scope::for_input(input),
             )
             .await

@@ -421,7 +421,7 @@ impl CodingAgent {
     ) -> Result<StopReason, TurnError> {
         let caps = lock(&self.client_caps).clone();
         let env = ToolEnv {
-            conn: self.conn.clone(),
+            out: self.out.clone(),
             session_id: session_id.clone(),
             cwd: session.cwd.clone(),
             client_read: caps.fs.read_text_file,

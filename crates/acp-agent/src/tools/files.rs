@@ -127,7 +127,11 @@ async fn ask_client(
     if let Some(n) = limit {
         req = req.limit(n);
     }
-    match env.ask(env.conn.read_text_file(req)).await {
+    let answer = match env.editor() {
+        Ok(conn) => env.ask(conn.read_text_file(req)).await,
+        Err(e) => Err(e),
+    };
+    match answer {
         Ok(answer) => Ok(answer.content),
         Err(AskError::TooLong(e)) => Err(format!(
             "could not read {}: {e}; read fewer lines at a time with line and limit",
@@ -276,8 +280,11 @@ async fn write_text(env: &ToolEnv, path: &Path, content: &str) -> Result<(), Str
     if env.client_write {
         let req =
             WriteTextFileRequest::new(env.session_id.clone(), path.display().to_string(), content);
-        env.ask(env.conn.write_text_file(req))
-            .await
+        let answer = match env.editor() {
+            Ok(conn) => env.ask(conn.write_text_file(req)).await,
+            Err(e) => Err(e),
+        };
+        answer
             .map(|_| ())
             .map_err(|e| format!("could not write {}: {e}", path.display()))
     } else {

@@ -1,6 +1,7 @@
 //! The tools the model can call: their schemas, how each is described to the
 //! client, and how each runs (through the client when it offers file system or
-//! terminal access, locally otherwise).
+//! terminal access, locally otherwise: always locally, through `acp-host`,
+//! for a v2 client, which has no file system or terminal methods).
 //!
 //! This module holds what all tools share: the parsed call ([`ToolInput`]),
 //! what a tool may use ([`ToolEnv`]), its result ([`ToolOutcome`]) and the
@@ -21,6 +22,7 @@ pub use search::{MAX_GREP_MATCHES, MAX_LIST_ENTRIES, grep, list_files};
 pub use shell::{DEFAULT_COMMAND_TIMEOUT, MAX_COMMAND_OUTPUT};
 
 use crate::llm::{ToolSpec, truncate};
+use crate::output::Output;
 use acp::AgentSideConnection;
 use acp::CancellationToken;
 use acp::schema::*;
@@ -215,17 +217,18 @@ pub fn display_path(p: &Path, cwd: &Path) -> String {
 /// What the tools may use of the client and the session.
 #[derive(Clone)]
 pub struct ToolEnv {
-    /// The connection to the client.
-    pub conn: AgentSideConnection,
+    /// Where the session's output goes (and, for a v1 client, its
+    /// connection: see [`Output::editor`]).
+    pub out: Output,
     /// The session the call belongs to.
     pub session_id: SessionId,
     /// The session's working directory.
     pub cwd: PathBuf,
-    /// Read files through the client.
+    /// Read files through the client (only a v1 client can).
     pub client_read: bool,
-    /// Write files through the client.
+    /// Write files through the client (only a v1 client can).
     pub client_write: bool,
-    /// Run commands in client terminals.
+    /// Run commands in client terminals (only a v1 client can).
     pub client_terminal: bool,
     /// Files and commands of the agent's own, when the client offers none.
     pub local: Arc<Local>,
@@ -264,6 +267,14 @@ impl std::fmt::Display for AskError {
 }
 
 impl ToolEnv {
+    /// The client's connection, for its file system and terminals: the
+    /// `client_*` flags are only set for a client that has one.
+    pub fn editor(&self) -> Result<&AgentSideConnection, AskError> {
+        self.out.editor().ok_or_else(|| {
+            AskError::Failed("this client has no file system or terminals to lend".into())
+        })
+    }
+
     /// Awaits `call`, a request to the client, without ever waiting for
     /// ever on a misbehaving client: it ends when the turn is cancelled, and
     /// when the connection drops a line of the client's that was over the

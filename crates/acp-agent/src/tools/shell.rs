@@ -60,7 +60,10 @@ pub(super) async fn run(
     call_id: &ToolCallId,
 ) -> ToolOutcome {
     let host = if env.client_terminal {
-        Host::Client(env)
+        match env.editor() {
+            Ok(conn) => Host::Client(env, conn),
+            Err(e) => return ToolOutcome::fail(format!("could not start the command: {e}")),
+        }
     } else {
         match env.local.terminals() {
             Ok(terminals) => Host::Local(terminals),
@@ -76,7 +79,7 @@ pub(super) async fn run(
 /// release) is given up after [`CLEANUP_WAIT`](super::CLEANUP_WAIT).
 #[derive(Clone, Copy)]
 enum Host<'a> {
-    Client(&'a ToolEnv),
+    Client(&'a ToolEnv, &'a acp::AgentSideConnection),
     Local(&'a Terminals),
 }
 
@@ -88,10 +91,10 @@ fn message(e: impl std::fmt::Display) -> String {
 impl Host<'_> {
     async fn create(&self, req: CreateTerminalRequest) -> Result<TerminalId, String> {
         let response = match self {
-            Host::Client(env) => {
+            Host::Client(env, conn) => {
                 let session = req.session_id.clone();
-                let owned = (*env).clone();
-                let mut call = Box::pin(async move { owned.conn.create_terminal(req).await });
+                let owned = (*conn).clone();
+                let mut call = Box::pin(async move { owned.create_terminal(req).await });
                 match env.ask(&mut call).await {
                     Ok(response) => response,
                     Err(AskError::Cancelled) => {
@@ -99,10 +102,10 @@ impl Host<'_> {
                         // Its answer is still awaited (the request is not
                         // withdrawn), off the turn so the cancel is not held
                         // up, and the terminal it names is ended, not leaked.
-                        let env = (*env).clone();
+                        let (env, conn) = ((*env).clone(), (*conn).clone());
                         tokio::spawn(async move {
                             if let Ok(response) = env.ask_to_clean_up(call).await {
-                                let host = Host::Client(&env);
+                                let host = Host::Client(&env, &conn);
                                 let id = response.terminal_id;
                                 host.kill(KillTerminalRequest::new(session.clone(), id.clone()))
                                     .await;
@@ -121,7 +124,7 @@ impl Host<'_> {
 
     async fn wait(&self, req: WaitForTerminalExitRequest) -> Option<TerminalExitStatus> {
         match self {
-            Host::Client(env) => env.ask(env.conn.wait_for_terminal_exit(req)).await.ok(),
+            Host::Client(env, conn) => env.ask(conn.wait_for_terminal_exit(req)).await.ok(),
             Host::Local(t) => t.wait_for_exit(req).await.ok(),
         }
         .map(|r| r.exit_status())
@@ -129,8 +132,8 @@ impl Host<'_> {
 
     async fn kill(&self, req: KillTerminalRequest) {
         let _ = match self {
-            Host::Client(env) => env
-                .ask_to_clean_up(env.conn.kill_terminal(req))
+            Host::Client(env, conn) => env
+                .ask_to_clean_up(conn.kill_terminal(req))
                 .await
                 .map(|_| ())
                 .map_err(message),
@@ -140,18 +143,15 @@ impl Host<'_> {
 
     async fn output(&self, req: TerminalOutputRequest) -> Result<TerminalOutputResponse, String> {
         match self {
-            Host::Client(env) => env
-                .ask(env.conn.terminal_output(req))
-                .await
-                .map_err(message),
+            Host::Client(env, conn) => env.ask(conn.terminal_output(req)).await.map_err(message),
             Host::Local(t) => t.output(&req).map_err(|e| e.message),
         }
     }
 
     async fn release(&self, req: ReleaseTerminalRequest) {
         let _ = match self {
-            Host::Client(env) => env
-                .ask_to_clean_up(env.conn.release_terminal(req))
+            Host::Client(env, conn) => env
+                .ask_to_clean_up(conn.release_terminal(req))
                 .await
                 .map(|_| ())
                 .map_err(message),
@@ -195,7 +195,7 @@ async fn run_in(
         }
     };
     let embed = match host {
-        Host::Client(_) => vec![ToolCallContent::Terminal(Terminal::new(
+        Host::Client(..) => vec![ToolCallContent::Terminal(Terminal::new(
             terminal_id.clone(),
         ))],
         Host::Local(_) => vec![],
@@ -323,11 +323,11 @@ pub fn plain_text(output: &str) -> String {
 /// Replaces the tool call's content.
 async fn update(env: &ToolEnv, call_id: &ToolCallId, content: Vec<ToolCallContent>) {
     let _ = env
-        .conn
-        .session_notification(SessionNotification::new(
-            env.session_id.clone(),
-            ToolCallUpdate::new(call_id.clone()).content(content),
-        ))
+        .out
+        .update(
+            &env.session_id,
+            ToolCallUpdate::new(call_id.clone()).content(content).into(),
+        )
         .await;
 }
 

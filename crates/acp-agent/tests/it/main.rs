@@ -27,3 +27,4 @@ mod sessions;
 mod store_damage;
 mod store_durability;
 mod turn;
+mod v2;

@@ -4,6 +4,8 @@
 //!
 //! - `acp_exec`: `acp exec` driving `acp-agent` against a mock model server.
 //! - `acp_chat`: `acp chat` with `acp-agent`, through a pseudo-terminal.
+//! - `agent_v2`: `acp-agent` speaking protocol v2 with the official
+//!   TypeScript SDK's v2 client.
 //! - `check_agents`: `acp check agent` judging our agents and agents
 //!   written on the official SDKs (baselines in `tests/check_baselines/`).
 
@@ -14,4 +16,5 @@ mod support;
 
 mod acp_chat;
 mod acp_exec;
+mod agent_v2;
 mod check_agents;

@@ -1,0 +1,352 @@
+//! The agent for a v2 client: [`CodingAgentV2`] implements
+//! [`acp::v2::Agent`] with a [`CodingAgent`], on the same sessions, turn and
+//! tools as v1 (its output rendered for v2 by [`crate::output::v2`]).
+//!
+//! What v2 changes here:
+//!
+//! - `session/prompt` answers at once with the id of the user message, which
+//!   the agent sends first (`user_message` with that id, before the
+//!   answer); the turn then runs after the answer: `state_update` `running`,
+//!   the turn's output, and `idle` with the stop reason (`cancelled` after
+//!   `session/cancel` or `session/close`; `error` carrying the JSON-RPC error
+//!   a v1 prompt would have answered with). A turn's token use is in the
+//!   idle update's `_meta.usage`.
+//! - `session/resume` with `replayFrom` is v1's `session/load` (the history
+//!   replayed first), without it v1's `session/resume`.
+//! - The mode is a config option only (v2 has no session modes); the model
+//!   too, as on v1.
+//! - `auth/login` is v1's `authenticate`; `auth/logout` has nothing to end
+//!   (the keys are the agent's configuration) and succeeds.
+//! - The client lends no file system or terminals: the tools use the
+//!   agent's own (`acp-host`) under the same permission rules.
+
+use super::{CodingAgent, auth, invalid_params};
+use crate::output::Output;
+use crate::output::v2::{Sink, block_to_v1, commands_to_v2, config_options_to_v2};
+use acp::RequestContext;
+use acp::schema::{self as v1, v2};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// v2 MCP servers as v1's (a stdio server has no `type` in v1).
+fn mcp_servers_to_v1(servers: &[v2::McpServer]) -> Result<Vec<v1::McpServer>, v1::Error> {
+    servers
+        .iter()
+        .map(|s| {
+            let mut value = serde_json::to_value(s).map_err(super::internal)?;
+            if value.get("type") == Some(&json!("stdio"))
+                && let Some(object) = value.as_object_mut()
+            {
+                object.remove("type");
+            }
+            serde_json::from_value(value).map_err(|e| invalid_params(e.to_string()))
+        })
+        .collect()
+}
+
+/// The commands every session offers, as v2 lists them.
+fn commands() -> Vec<v2::AvailableCommand> {
+    commands_to_v2(&super::commands::available_commands().available_commands)
+}
+
+/// The coding agent for a v2 client: implements [`acp::v2::Agent`].
+pub struct CodingAgentV2(Arc<CodingAgent>);
+
+impl CodingAgentV2 {
+    /// The agent for the client of `conn`.
+    pub(crate) fn new(
+        conn: acp::v2::AgentSideConnection,
+        config: crate::config::Config,
+        store: crate::store::Store,
+        dropped: crate::tools::DroppedAnswers,
+    ) -> Self {
+        let out = Output::V2(Arc::new(Sink::new(conn)));
+        CodingAgentV2(Arc::new(CodingAgent::new(out, config, store, dropped)))
+    }
+
+    /// The v2 sink.
+    fn sink(&self) -> Option<&Arc<Sink>> {
+        match &self.0.out {
+            Output::V2(sink) => Some(sink),
+            Output::V1(_) => None,
+        }
+    }
+}
+
+/// v1's stop reason as v2's (the same names).
+fn stop_reason_to_v2(stop: &v1::StopReason) -> v2::StopReason {
+    serde_json::to_value(stop)
+        .ok()
+        .and_then(|v| v.as_str().map(v2::StopReason::from))
+        .unwrap_or(v2::StopReason::EndTurn)
+}
+
+impl acp::v2::Agent for CodingAgentV2 {
+    async fn initialize(
+        &self,
+        _args: v2::InitializeRequest,
+        _cx: RequestContext<v2::AgentSide>,
+    ) -> Result<v2::InitializeResponse, v1::Error> {
+        let images = self
+            .0
+            .config
+            .model
+            .as_ref()
+            .is_ok_and(|m| self.0.config.accepts_images(m));
+        let mut prompt = v2::PromptCapabilities::new()
+            .embedded_context(v2::PromptEmbeddedContextCapabilities::new());
+        if images {
+            prompt = prompt.image(v2::PromptImageCapabilities::new());
+        }
+        let session = v2::SessionCapabilities::new()
+            .prompt(prompt)
+            .mcp(
+                v2::McpCapabilities::new()
+                    .stdio(v2::McpStdioCapabilities::new())
+                    .http(v2::McpHttpCapabilities::new()),
+            )
+            .delete(v2::SessionDeleteCapabilities::new())
+            .additional_directories(v2::SessionAdditionalDirectoriesCapabilities::new());
+        let methods: Vec<v2::AuthMethod> = auth::methods()
+            .iter()
+            .filter_map(|m| {
+                // v2 names the id `methodId`, and the kind `agent`.
+                let mut value = serde_json::to_value(m).ok()?;
+                let object = value.as_object_mut()?;
+                let id = object.remove("id")?;
+                object.insert("methodId".into(), id);
+                object.entry("type").or_insert(json!("agent"));
+                serde_json::from_value(value).ok()
+            })
+            .collect();
+        Ok(v2::InitializeResponse::new(
+            v1::Implementation::new("acp-agent", env!("CARGO_PKG_VERSION")).title("ACP Agent"),
+        )
+        .capabilities(v2::AgentCapabilities::new().session(session))
+        .auth_methods(methods))
+    }
+
+    async fn login(
+        &self,
+        args: v2::LoginAuthRequest,
+        _cx: RequestContext<v2::AgentSide>,
+    ) -> Result<v2::LoginAuthResponse, v1::Error> {
+        self.0.check_auth(&args.method_id)?;
+        Ok(v2::LoginAuthResponse::new())
+    }
+
+    async fn logout(
+        &self,
+        _args: v2::LogoutAuthRequest,
+        _cx: RequestContext<v2::AgentSide>,
+    ) -> Result<v2::LogoutAuthResponse, v1::Error> {
+        Ok(v2::LogoutAuthResponse::new())
+    }
+
+    async fn new_session(
+        &self,
+        args: v2::NewSessionRequest,
+        _cx: RequestContext<v2::AgentSide>,
+    ) -> Result<v2::NewSessionResponse, v1::Error> {
+        // As on v1: the session's work goes on in the request's own task.
+        tokio::task::yield_now().await;
+        let mut req = v1::NewSessionRequest::new(args.cwd.clone())
+            .mcp_servers(mcp_servers_to_v1(&args.mcp_servers)?);
+        if !args.additional_directories.is_empty() {
+            req = req.additional_directories(args.additional_directories.clone());
+        }
+        let created = self.0.create_session(req).await?;
+        Ok(v2::NewSessionResponse::new(created.session_id)
+            .config_options(config_options_to_v2(
+                created.config_options.as_deref().unwrap_or_default(),
+            ))
+            .available_commands(commands()))
+    }
+
+    async fn list_sessions(
+        &self,
+        args: v2::ListSessionsRequest,
+        _cx: RequestContext<v2::AgentSide>,
+    ) -> Result<v2::ListSessionsResponse, v1::Error> {
+        let mut req = v1::ListSessionsRequest::new();
+        req.cwd = args.cwd.clone();
+        req.cursor = args.cursor.clone();
+        let listed = self.0.list_stored_sessions(req).await?;
+        let sessions = listed
+            .sessions
+            .into_iter()
+            .map(|s| {
+                let mut out = v2::SessionInfo::new(s.session_id, s.cwd);
+                out.title = s.title;
+                out.updated_at = s.updated_at;
+                out
+            })
+            .collect();
+        let mut out = v2::ListSessionsResponse::new(sessions);
+        out.next_cursor = listed.next_cursor;
+        Ok(out)
+    }
+
+    async fn resume_session(
+        &self,
+        args: v2::ResumeSessionRequest,
+        _cx: RequestContext<v2::AgentSide>,
+    ) -> Result<v2::ResumeSessionResponse, v1::Error> {
+        let servers = mcp_servers_to_v1(&args.mcp_servers)?;
+        let dirs =
+            (!args.additional_directories.is_empty()).then(|| args.additional_directories.clone());
+        if let Some(sink) = self.sink() {
+            sink.forget(&args.session_id);
+        }
+        let options = if let Some(from) = &args.replay_from {
+            if !matches!(from, v2::ReplayFrom::Start(_)) {
+                let raw = serde_json::to_value(from).unwrap_or_default();
+                return Err(invalid_params(format!("cannot replay from {raw}")));
+            }
+            let mut req = v1::LoadSessionRequest::new(args.session_id.clone(), args.cwd.clone())
+                .mcp_servers(servers);
+            req.additional_directories = dirs;
+            let sink = self.sink().cloned();
+            if let Some(sink) = &sink {
+                sink.begin_replay(&args.session_id);
+            }
+            let loaded = self.0.load_stored_session(req).await;
+            if let Some(sink) = &sink {
+                let _ = sink.end_replay(&args.session_id).await;
+            }
+            loaded?.config_options
+        } else {
+            let mut req = v1::ResumeSessionRequest::new(args.session_id.clone(), args.cwd.clone())
+                .mcp_servers(servers);
+            req.additional_directories = dirs;
+            self.0.resume_stored_session(req).await?.config_options
+        };
+        // The session's state, after the replay and before the answer.
+        let running = self
+            .0
+            .session(&args.session_id)
+            .is_ok_and(|s| s.history.try_lock().is_err());
+        let state = if running {
+            v2::StateUpdate::running()
+        } else {
+            v2::StateUpdate::Idle(v2::IdleStateUpdate::new())
+        };
+        if let Some(sink) = self.sink() {
+            let _ = sink
+                .send(&args.session_id, v2::SessionUpdate::StateUpdate(state))
+                .await;
+        }
+        Ok(v2::ResumeSessionResponse::new()
+            .config_options(config_options_to_v2(options.as_deref().unwrap_or_default()))
+            .available_commands(commands()))
+    }
+
+    async fn close_session(
+        &self,
+        args: v2::CloseSessionRequest,
+        _cx: RequestContext<v2::AgentSide>,
+    ) -> Result<v2::CloseSessionResponse, v1::Error> {
+        if let Some(sink) = self.sink() {
+            sink.forget(&args.session_id);
+        }
+        self.0
+            .close_open_session(v1::CloseSessionRequest::new(args.session_id.clone()))
+            .await?;
+        Ok(v2::CloseSessionResponse::new())
+    }
+
+    async fn delete_session(
+        &self,
+        args: v2::DeleteSessionRequest,
+        _cx: RequestContext<v2::AgentSide>,
+    ) -> Result<v2::DeleteSessionResponse, v1::Error> {
+        if let Some(sink) = self.sink() {
+            sink.forget(&args.session_id);
+        }
+        self.0
+            .delete_stored_session(v1::DeleteSessionRequest::new(args.session_id.clone()))
+            .await?;
+        Ok(v2::DeleteSessionResponse::new())
+    }
+
+    async fn set_session_config_option(
+        &self,
+        args: v2::SetSessionConfigOptionRequest,
+        _cx: RequestContext<v2::AgentSide>,
+    ) -> Result<v2::SetSessionConfigOptionResponse, v1::Error> {
+        let value: v1::SessionConfigValue = match &args.value {
+            v2::SessionConfigValue::Id(id) => id.value.clone().into(),
+            v2::SessionConfigValue::Boolean(b) => b.value.into(),
+            other => {
+                let raw: Value = serde_json::to_value(other).unwrap_or_default();
+                return Err(invalid_params(format!(
+                    "unknown kind of config value: {raw}"
+                )));
+            }
+        };
+        let req = v1::SetSessionConfigOptionRequest::new(
+            args.session_id.clone(),
+            args.config_id.clone(),
+            value,
+        );
+        let changed = self.0.change_config_option(req).await?;
+        Ok(v2::SetSessionConfigOptionResponse::new(
+            config_options_to_v2(&changed.config_options),
+        ))
+    }
+
+    async fn prompt(
+        &self,
+        args: v2::PromptRequest,
+        cx: RequestContext<v2::AgentSide>,
+    ) -> Result<v2::PromptResponse, v1::Error> {
+        let Some(sink) = self.sink().cloned() else {
+            return Err(super::internal("a v2 prompt on a v1 connection"));
+        };
+        let sid = args.session_id.clone();
+        let session = self.0.session(&sid)?;
+        if session.history.try_lock().is_err() {
+            return Err(v1::Error::invalid_request()
+                .data(json!({"message": "a prompt turn is already running in this session"})));
+        }
+        let message_id = sink.new_message_id();
+        let blocks: Vec<v1::ContentBlock> = args.prompt.iter().cloned().map(block_to_v1).collect();
+        sink.end_message(&sid);
+        let _ = sink
+            .send(
+                &sid,
+                v2::SessionUpdate::user_message(message_id.clone(), args.prompt),
+            )
+            .await;
+        let agent = self.0.clone();
+        let turn = cx.clone();
+        cx.after_response(async move {
+            let _ = sink.send(&sid, v2::SessionUpdate::running()).await;
+            let result = agent
+                .run_prompt(
+                    v1::PromptRequest::new(sid.clone(), blocks),
+                    turn.cancellation(),
+                )
+                .await;
+            sink.end_message(&sid);
+            let idle = match result {
+                Ok(response) => {
+                    let mut idle = v2::IdleStateUpdate::new()
+                        .stop_reason(stop_reason_to_v2(&response.stop_reason));
+                    if let Some(meta) = response.meta {
+                        idle = idle.meta(meta);
+                    }
+                    idle
+                }
+                Err(e) => v2::IdleStateUpdate::new().stop_reason(v2::StopReason::error(e)),
+            };
+            let _ = sink
+                .send(
+                    &sid,
+                    v2::SessionUpdate::StateUpdate(v2::StateUpdate::Idle(idle)),
+                )
+                .await;
+        });
+        Ok(v2::PromptResponse::new(message_id))
+    }
+}
