@@ -30,6 +30,7 @@ mod interop_check_client;
 mod interop_clients;
 mod interop_exec;
 mod interop_serve;
+mod interop_v2;
 mod login;
 mod mock;
 mod permissions;
