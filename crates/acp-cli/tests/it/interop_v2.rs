@@ -102,3 +102,145 @@ fn acp_bridge_names_a_missing_agent() {
         out.stderr
     );
 }
+
+// ---------------------------------------------------------------------------
+// `acp exec --protocol 2`
+
+/// The SDK's v2 agent as `acp exec --agent` takes it.
+fn agent_v2() -> String {
+    js("agent-v2.mjs")
+        .iter()
+        .map(|w| acp_interop::shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn acp_exec_protocol_2_completes_a_turn_with_the_sdk_v2_agent() {
+    if !Js.available() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let prompt = "hello  v2\tworld ✓";
+    let out = run(sb.acp_exec(
+        common::ACP,
+        &agent_v2(),
+        &["--protocol", "2", "--verbose", prompt],
+    ));
+    assert_code(&out, 0);
+    // The reply streamed as a v1 session's would be.
+    assert_eq!(out.stdout, format!("{prompt}\n"));
+    // The agent was asked for v2, and got a v2 initialize it accepted.
+    let log = sb.log();
+    let init = acp_interop::logged(&log, "initialize");
+    assert_eq!(init["protocolVersion"], 2, "{init}");
+    assert_eq!(init["info"]["name"], "acp", "{init}");
+    assert!(log.lines().any(|l| l == "stop end_turn"), "{log}");
+    assert!(!out.stderr.contains("[protocol]"), "{}", out.stderr);
+    // Its standard error (shown with --verbose) has no complaint about us.
+    assert_sdk_accepted_everything(Js, &out);
+}
+
+#[test]
+fn acp_exec_protocol_2_shows_the_v2_agents_tool_calls_permissions_and_plans() {
+    if !Js.available() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let out = run(sb.acp_exec(
+        common::ACP,
+        &agent_v2(),
+        &["--protocol", "2", "--approve-all", "permission and plan"],
+    ));
+    assert_code(&out, 0);
+    assert_eq!(
+        out.stdout,
+        "permission and plan\npermission: selected allow\n"
+    );
+    // The question is shown with its title; the tool call's upserts update
+    // it in place; the plan as a v1 plan.
+    for line in [
+        "[tool] Edit notes.txt (edit, pending)\n",
+        "[permission] Allow editing notes.txt?: allowed (allow_once: Allow)\n",
+        "[tool] Edit notes.txt: completed\n",
+        "[plan]\n  [x] Read\n  [~] Change\n  [ ] Test\n",
+    ] {
+        assert!(out.stderr.contains(line), "{line:?} in\n{}", out.stderr);
+    }
+    let log = sb.log();
+    assert_eq!(
+        acp_interop::logged(&log, "permission"),
+        serde_json::json!({"outcome": "selected", "optionId": "allow"})
+    );
+}
+
+#[test]
+fn acp_exec_protocol_2_cancels_the_v2_agents_turn_at_the_timeout() {
+    if !Js.available() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let out = run(sb.acp_exec(
+        common::ACP,
+        &agent_v2(),
+        &["--protocol", "2", "--timeout", "1", "slow"],
+    ));
+    // session/cancel reached the agent, whose idle update (cancelled) ended
+    // the turn: the exit code is --timeout's.
+    assert_code(&out, 124);
+    assert!(out.stdout.starts_with("slow\ntick 1\n"), "{}", out.stdout);
+    let log = sb.log();
+    assert!(log.lines().any(|l| l == "session/cancel js2-1"), "{log}");
+    assert!(log.lines().any(|l| l == "stop cancelled"), "{log}");
+}
+
+#[test]
+fn acp_exec_protocol_2_goes_on_in_v1_with_a_v1_agent() {
+    let sb = common::Sandbox::new();
+    let out = sb.exec(&["--protocol", "2", "hi"]);
+    common::assert_code(&out, 0);
+    assert_eq!(out.stdout, "You said: hi\n");
+    assert_eq!(
+        out.stderr,
+        "[protocol] the agent speaks protocol v1 only (asked for v2): going on in v1\n\
+         [session] sess-1\n"
+    );
+    // The v1 agent read the client capabilities of the v2 initialize: it
+    // may still read files through acp.
+    std::fs::write(sb.work().join("notes.txt"), "one\ntwo\n").unwrap();
+    let path = sb.work().join("notes.txt");
+    let out = sb.exec(&["--protocol", "2", &format!("read {}", path.display())]);
+    common::assert_code(&out, 0);
+    assert_eq!(out.stdout, "one\ntwo\n");
+}
+
+#[test]
+fn an_agents_config_entry_can_ask_for_protocol_2() {
+    let sb = common::Sandbox::new();
+    std::fs::create_dir_all(sb.config_file().parent().unwrap()).unwrap();
+    let entry = |protocol: &str| {
+        format!(
+            "[agents.t]\ncommand = {:?}\nprotocol = {protocol}\n",
+            common::test_agent()
+        )
+    };
+    std::fs::write(sb.config_file(), entry("2")).unwrap();
+    let out = sb.run(&["exec", "--agent", "t", "hi"]);
+    common::assert_code(&out, 0);
+    assert!(out.stderr.starts_with("[protocol] "), "{}", out.stderr);
+    // --protocol wins over the entry.
+    let out = sb.run(&["exec", "--agent", "t", "--protocol", "1", "hi"]);
+    common::assert_code(&out, 0);
+    assert_eq!(out.stderr, "[session] sess-1\n");
+    // Only 1 and 2 are versions.
+    std::fs::write(sb.config_file(), entry("3")).unwrap();
+    let out = sb.run(&["exec", "--agent", "t", "hi"]);
+    common::assert_code(&out, 2);
+    assert!(
+        out.stderr.contains("protocol must be 1 or 2, not 3"),
+        "{}",
+        out.stderr
+    );
+    let out = sb.exec(&["--protocol", "3", "hi"]);
+    common::assert_code(&out, 2);
+}
