@@ -42,3 +42,4 @@ mod serve;
 mod terminal;
 mod trace;
 mod trace_html;
+mod trace_v2;
