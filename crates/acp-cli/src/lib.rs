@@ -8,7 +8,7 @@
 //! A folder per layer; a module uses only the layers below its own:
 //!
 //! - [`commands`]: one module per command (`exec`, `chat`, `login`,
-//!   `agents`, `record`, `trace` (and `watch`, which shows a live connection
+//!   `agents`, `record`, `bridge`, `trace` (and `watch`, which shows a live connection
 //!   with trace's lines), `mock`, `serve`, `connect`, `check`, completions
 //!   and manual pages).
 //! - [`session`]: the `Session` that `acp exec`, `acp chat` and `acp login`
@@ -48,7 +48,7 @@ pub mod tty;
 pub mod view;
 
 pub use commands::docs;
-use commands::{chat, check, connect, exec, login, mock, record, serve, trace};
+use commands::{bridge, chat, check, connect, exec, login, mock, record, serve, trace};
 
 use cli::{AgentsAction, Cli, Command};
 use config::Config;
@@ -65,7 +65,11 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
     // These need no config file (a broken one must not stop a recording).
     if let (
         Some(_),
-        Command::Record(_) | Command::Trace(_) | Command::Mock(_) | Command::Check(_),
+        Command::Record(_)
+        | Command::Bridge(_)
+        | Command::Trace(_)
+        | Command::Mock(_)
+        | Command::Check(_),
     ) = (&cli.agent, &cli.command)
     {
         return Err(Failure::usage(
@@ -81,6 +85,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
     let command = match cli.command {
         Command::Watch(args) => return trace::watch::run(args, &cli.remote).await,
         Command::Record(args) => return record::run(args).await,
+        Command::Bridge(args) => return bridge::run(args).await,
         Command::Trace(args) => return trace::run(args),
         Command::Mock(args) => return mock::run(args),
         Command::Check(args) => return check::run(args).await,
@@ -132,6 +137,7 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
             chat::run(agent, args).await
         }
         Command::Record(_)
+        | Command::Bridge(_)
         | Command::Trace(_)
         | Command::Mock(_)
         | Command::Check(_)

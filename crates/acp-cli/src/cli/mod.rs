@@ -67,6 +67,11 @@ pub enum Command {
     /// editors that only start agents as subprocesses (Zed's
     /// `agent_servers`).
     Connect(ConnectArgs),
+    /// Put a v1 ↔ v2 bridge in front of a stdio agent: an editor of either
+    /// protocol version can then use an agent of either version (answered
+    /// in the version the editor asks for, translated when they differ).
+    #[command(after_help = BRIDGE_HELP)]
+    Bridge(BridgeArgs),
     /// Watch a live connection of an `acp serve` server, read-only: its
     /// traffic as `acp trace` shows it. Without --connection, list the
     /// server's connections.
@@ -166,6 +171,33 @@ pub struct TraceArgs {
     /// Write the timeline as one self-contained HTML page to OUT instead.
     #[arg(long, value_name = "OUT")]
     pub html: Option<PathBuf>,
+}
+
+const BRIDGE_HELP: &str = "\
+Put `acp bridge -- AGENT…` where an editor's config names the agent. The bridge
+reads the editor's `initialize` and asks the agent in the editor's version:
+when both speak it, every byte is passed on unread; a v2 editor with a v1 agent,
+or a v1 editor with a v2-only agent, is translated (what the translation loses
+is listed in the docs of the `acp` crate's `bridge` module).
+
+With --verbose, the route taken is written to standard error when the bridge
+ends: `acp bridge: client v2, agent v1, translated`.";
+
+/// Arguments of `acp bridge`.
+#[derive(Debug, Args)]
+pub struct BridgeArgs {
+    /// Say on standard error which versions each side spoke (when the
+    /// bridge ends).
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// The agent's command line.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "AGENT"
+    )]
+    pub command: Vec<String>,
 }
 
 /// Arguments of `acp record`.
@@ -361,6 +393,12 @@ pub struct SessionArgs {
     /// model config option, or one of the models its selector offers).
     #[arg(long, value_name = "ID")]
     pub model: Option<String>,
+    /// The protocol version to ask the agent for: 1, or 2 (a draft; the
+    /// session is shown as a v1 one, through crate acp's v1 ↔ v2 bridge;
+    /// an agent that answers 1 is used in v1). Default: the agent's
+    /// `protocol` in the config file, else 1.
+    #[arg(long, value_name = "1|2", value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub protocol: Option<u8>,
     /// Copy the agent's standard error to ours.
     #[arg(long, short)]
     pub verbose: bool,

@@ -8,6 +8,7 @@
 //! its arguments in [`crate::cli`], and one line in [`crate::run`].
 
 pub mod agents;
+pub mod bridge;
 pub mod chat;
 pub mod check;
 pub mod connect;

@@ -14,6 +14,7 @@
 //! default_mode = "plan"             # optional: the session's mode
 //! default_model = "sonnet"          # optional: the model config option
 //! default_config_options = { effort = "high" }   # optional
+//! protocol = 2                      # optional: ask for protocol v2 (a draft)
 //!
 //! # Written by `acp agents add ID` for an agent of the ACP registry:
 //! [agents.some-agent]
@@ -86,9 +87,22 @@ pub struct AgentEntry {
     /// Values for config options, by option id.
     #[serde(default)]
     pub default_config_options: BTreeMap<String, String>,
+    /// The protocol version to ask it for (1 or 2; `--protocol` wins).
+    #[serde(default, deserialize_with = "protocol_version")]
+    pub protocol: Option<u8>,
     /// Set when `acp agents add` added the agent from the ACP registry.
     #[serde(default)]
     pub registry: Option<RegistryOrigin>,
+}
+
+/// `protocol = 1` or `2`.
+fn protocol_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
+    match u8::deserialize(d)? {
+        v @ (1 | 2) => Ok(Some(v)),
+        v => Err(serde::de::Error::custom(format!(
+            "protocol must be 1 or 2, not {v}"
+        ))),
+    }
 }
 
 /// What `acp agents add` installed: the agent's registry id is its name in
@@ -136,6 +150,7 @@ impl AgentEntry {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            protocol: self.protocol,
         }
     }
 }
@@ -162,6 +177,8 @@ pub struct AgentDefaults {
     pub model: Option<String>,
     /// `default_config_options`, by option id.
     pub options: Vec<(String, String)>,
+    /// `protocol`: the version to ask for.
+    pub protocol: Option<u8>,
 }
 
 impl Config {

@@ -2,7 +2,8 @@
 //! `acp login` share.
 //!
 //! `Session` is the one type here, its methods spread over this folder
-//! by concern: starting the agent, awaiting requests outside a turn
+//! by concern: starting the agent (directly, or asking it for protocol v2
+//! through the bridge: `link`), awaiting requests outside a turn
 //! (Ctrl-C, `--timeout`), explaining failures, restarting after a login
 //! and closing (this file); its `setup` (directories, policy, sandbox);
 //! opening the session (`open`), logging in while it opens (`login`,
@@ -19,6 +20,7 @@
 
 pub mod auth;
 pub(crate) mod choices;
+pub(crate) mod link;
 pub(crate) mod login;
 pub mod mentions;
 pub(crate) mod models;
@@ -32,8 +34,9 @@ use crate::config::ChosenAgent;
 use crate::exit::{self, Failure};
 use crate::host::CliClient;
 use acp::schema::*;
-use acp::{AgentProcess, ConnectionError, ConnectionOptions, Dropped};
+use acp::{ConnectionError, ConnectionOptions, Dropped};
 use auth::Login;
+use link::AgentLink;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
@@ -54,15 +57,17 @@ fn watch_interrupts() -> Result<Signal, Failure> {
         .map_err(|e| Failure::agent(format!("cannot watch for Ctrl-C: {e}")))
 }
 
-/// Starts the agent process in `cwd` and connects `client` to it. With
-/// `show_stderr`, the agent's stderr lines are shown as notes of the client's
-/// view (in chat, above the prompt while a line is being typed).
+/// Starts the agent process in `cwd` and connects `client` to it, asking
+/// for `protocol` (1 or 2; see `link`). With `show_stderr`, the agent's
+/// stderr lines are shown as notes of the client's view (in chat, above the
+/// prompt while a line is being typed).
 fn spawn_agent(
     agent: ChosenAgent,
     cwd: &std::path::Path,
     client: &CliClient,
     show_stderr: bool,
-) -> Result<AgentProcess, Failure> {
+    protocol: u8,
+) -> Result<AgentLink, Failure> {
     let remote = crate::config::remote::is_mirror(&agent);
     let ChosenAgent {
         mut command, label, ..
@@ -89,8 +94,14 @@ fn spawn_agent(
             }),
         _ => {}
     });
+    let noted = client.clone();
+    let on_v1 = move || {
+        noted.with_view(|v| {
+            v.note("[protocol] the agent speaks protocol v1 only (asked for v2): going on in v1")
+        })
+    };
     let client = client.clone();
-    command.connect(options, move |_| client).map_err(|e| {
+    AgentLink::start(command, protocol, options, move |_| client, on_v1).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Failure::new(
                 exit::AGENT_NOT_FOUND,
@@ -111,7 +122,7 @@ pub(crate) struct Session {
     /// Our side of the connection: it answers the agent and shows the
     /// session.
     pub client: CliClient,
-    pub process: AgentProcess,
+    pub process: AgentLink,
     /// Ctrl-C: it abandons a request made outside a turn, and cancels a
     /// turn ([`turn`]).
     pub interrupts: Signal,
@@ -135,6 +146,8 @@ struct Launch {
     agent: ChosenAgent,
     cwd: PathBuf,
     verbose: bool,
+    /// The protocol version asked for (1 or 2).
+    protocol: u8,
 }
 
 /// The connection's size limit of one message, in bytes.
@@ -173,7 +186,8 @@ impl Session {
         verbose: bool,
     ) -> Result<Self, Failure> {
         let interrupts = watch_interrupts()?;
-        let process = spawn_agent(agent.clone(), &setup.cwd, &client, verbose)?;
+        let protocol = setup.protocol.or(agent.defaults.protocol).unwrap_or(1);
+        let process = spawn_agent(agent.clone(), &setup.cwd, &client, verbose, protocol)?;
         let sweep = Some(tokio::spawn(client.sweep()));
         Ok(Session {
             client,
@@ -184,6 +198,7 @@ impl Session {
                 agent,
                 cwd: setup.cwd.clone(),
                 verbose,
+                protocol,
             },
             logins: Vec::new(),
             trying: None,
@@ -200,6 +215,7 @@ impl Session {
             &launch.cwd,
             &self.client,
             launch.verbose,
+            launch.protocol,
         )?;
         // Dropping the old process closes its input and stops its group.
         self.process = process;
@@ -348,7 +364,7 @@ impl Session {
         if let Some(sweep) = self.sweep.take() {
             let _ = sweep.await;
         }
-        self.process.close();
+        self.process.connection().close();
         // Closing the connection closes the agent's stdin; give it a moment to
         // save its state and exit on its own before it is signalled.
         let exited = tokio::time::timeout(EXIT_GRACE, self.process.wait()).await;

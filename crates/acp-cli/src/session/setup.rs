@@ -31,6 +31,8 @@ pub(crate) struct Setup {
     pub interactive: bool,
     /// `--timeout`.
     pub timeout: Option<Duration>,
+    /// `--protocol` (else the agent's config entry says, else 1).
+    pub protocol: Option<u8>,
 }
 
 impl Setup {
@@ -76,6 +78,7 @@ impl Setup {
             sandbox_state,
             interactive: false,
             timeout: args.timeout,
+            protocol: args.protocol,
         })
     }
 

@@ -204,6 +204,7 @@ fn agent_line(agent: &ZedAgent) -> String {
         default_mode: None,
         default_model: None,
         default_config_options: Default::default(),
+        protocol: None,
         registry: None,
     }
     .display()

@@ -12,8 +12,9 @@
 use serde_json::Value;
 
 /// Fields a replay does not compare: `_meta` (free-form), `clientInfo`
-/// (the client's name and version) and `cwd` (where the client runs).
-pub const IGNORED: [&str; 3] = ["_meta", "clientInfo", "cwd"];
+/// and protocol v2's `info` (the client's name and version) and `cwd`
+/// (where the client runs).
+pub const IGNORED: [&str; 4] = ["_meta", "clientInfo", "info", "cwd"];
 
 /// Where `actual` fails to contain `expected`, as `path: why` lines
 /// (empty when it does). Keys in `ignored` are skipped at any depth.

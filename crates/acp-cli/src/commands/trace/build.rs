@@ -6,10 +6,16 @@
 //! turn when it comes while a `session/prompt` of that session is waiting
 //! for its answer. A request the recording never saw answered ends up
 //! with the outcome `no answer`, as an error.
+//!
+//! Protocol v2 (the agent answered `initialize` with version 2): the
+//! answer to `session/prompt` only acknowledges it (a `messageId`), so a
+//! turn stays open until the session's idle `state_update`, whose stop
+//! reason ends it; a permission question names its tool call in its
+//! `subject`.
 
 use super::model::{
     Counts, Event, Permission, Session, StatusChange, Timeline, ToolCall, Turn, What, WireError,
-    preview,
+    message_text, preview,
 };
 use crate::recording::{Line, Record, Recording, Source};
 use serde_json::Value;
@@ -38,6 +44,8 @@ struct Builder {
     pending: HashMap<(Source, String), Pending>,
     /// The open turn of each session: its number.
     open_turns: HashMap<String, u32>,
+    /// Whether the agent answered `initialize` with protocol version 2.
+    v2: bool,
 }
 
 impl Timeline {
@@ -267,8 +275,17 @@ impl Builder {
                 }
             }
             "session/request_permission" => {
-                let tool = params.get("toolCall").cloned().unwrap_or(Value::Null);
-                let tool_call = text_of(tool.get("toolCallId")).unwrap_or_default();
+                // v1: `toolCall`; v2: the `subject`'s tool call, or a
+                // command's `toolCallId`, and the question's own `title`.
+                let subject = params.get("subject");
+                let tool = params
+                    .get("toolCall")
+                    .or_else(|| subject.and_then(|s| s.get("toolCall")))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                let tool_call = text_of(tool.get("toolCallId"))
+                    .or_else(|| text_of(subject.and_then(|s| s.get("toolCallId"))))
+                    .unwrap_or_default();
                 let options: Vec<String> = params
                     .get("options")
                     .and_then(Value::as_array)
@@ -285,7 +302,8 @@ impl Builder {
                             .collect()
                     })
                     .unwrap_or_default();
-                let title = text_of(tool.get("title"))
+                let title = text_of(params.get("title"))
+                    .or_else(|| text_of(tool.get("title")))
                     .or_else(|| self.tool_title(session.as_deref(), event.turn, &tool_call));
                 event.summary = match title {
                     Some(title) => format!("{tool_call} \"{title}\": {}", options.join(", ")),
@@ -384,7 +402,10 @@ impl Builder {
         if error.is_some() {
             self.events[pending.event - self.base].error = true;
         }
+        // v2: an acknowledgement; the turn ends at idle.
+        let acknowledged = self.v2 && error.is_none() && result.get("stopReason").is_none();
         if pending.method == "session/prompt"
+            && !acknowledged
             && let (Some(s), Some(n)) = (&pending.session, pending.turn)
         {
             if self.open_turns.get(s) == Some(&n) {
@@ -424,7 +445,8 @@ impl Builder {
     fn describe_result(&mut self, pending: &Pending, result: &Value, t: f64, _: f64) -> String {
         match pending.method.as_str() {
             "initialize" => {
-                let info = result.get("agentInfo");
+                self.v2 = result.get("protocolVersion").and_then(Value::as_u64) == Some(2);
+                let info = result.get("agentInfo").or_else(|| result.get("info"));
                 let name = info.and_then(|i| text_of(i.get("name")));
                 let version = info.and_then(|i| text_of(i.get("version")));
                 let protocol = result.get("protocolVersion").map(Value::to_string);
@@ -444,7 +466,14 @@ impl Builder {
                 }
                 None => String::new(),
             },
-            "session/prompt" => text_of(result.get("stopReason")).unwrap_or_default(),
+            "session/prompt" => match (text_of(result.get("stopReason")), self.v2) {
+                (Some(stop), _) => stop,
+                (None, true) => match text_of(result.get("messageId")) {
+                    Some(id) => format!("acknowledged as {id}"),
+                    None => "acknowledged".to_owned(),
+                },
+                (None, false) => String::new(),
+            },
             "session/request_permission" => permission_answer(result),
             _ => String::new(),
         }
@@ -454,6 +483,7 @@ impl Builder {
         let params = value.get("params").cloned().unwrap_or(Value::Null);
         event.turn = self.open_turn(event.session.as_deref());
         let mut update_kind = None;
+        let mut ends_turn = false;
         if method == "session/update"
             && let Some(update) = params.get("update")
         {
@@ -464,6 +494,13 @@ impl Builder {
             {
                 *turn.updates.entry(kind.clone()).or_default() += 1;
             }
+            if kind == "state_update"
+                && text_of(update.get("state")).as_deref() == Some("idle")
+                && let (Some(s), Some(n)) = (event.session.clone(), event.turn)
+            {
+                event.summary = self.end_turn(event.t, &s, n, update);
+                ends_turn = true;
+            }
             update_kind = Some(kind);
         } else {
             event.summary = describe_params(&method, &params);
@@ -471,7 +508,24 @@ impl Builder {
         event.what = What::Notification {
             method,
             update: update_kind,
+            ends_turn,
         };
+    }
+
+    /// A v2 turn's end: the idle `state_update` at `t` of session `s`,
+    /// while its turn `n` is open. Returns what the event says: the stop
+    /// reason (`idle` without one) and the turn's duration.
+    fn end_turn(&mut self, t: f64, s: &str, n: u32, update: &Value) -> String {
+        self.open_turns.remove(s);
+        let stop = text_of(update.get("stopReason")).unwrap_or_else(|| "idle".to_owned());
+        let Some(turn) = self.turn_mut(s, n) else {
+            return stop;
+        };
+        // Microsecond precision, as recorded.
+        let duration = ((t - turn.t) * 1e6).round() / 1e3;
+        turn.duration_ms = Some(duration);
+        turn.stop_reason = Some(stop.clone());
+        format!("{stop} in {}", super::text::ms(Some(duration)))
     }
 
     fn describe_update(&mut self, event: &Event, kind: &str, update: &Value) -> String {
@@ -479,6 +533,17 @@ impl Builder {
         match kind {
             "agent_message_chunk" | "agent_thought_chunk" | "user_message_chunk" => {
                 text(update).map(|t| format!("{t:?}")).unwrap_or_default()
+            }
+            "agent_message" | "agent_thought" | "user_message" => {
+                let id = text_of(update.get("messageId")).unwrap_or_default();
+                format!("{id} {:?}", message_text(update)).trim().to_owned()
+            }
+            "state_update" => {
+                let state = text_of(update.get("state")).unwrap_or_default();
+                match text_of(update.get("stopReason")) {
+                    Some(stop) => format!("{state}: {stop}"),
+                    None => state,
+                }
             }
             "tool_call" | "tool_call_update" => {
                 let id = text_of(update.get("toolCallId")).unwrap_or_default();

@@ -8,7 +8,7 @@
 use crate::recording::{Exit, Source};
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// A JSON-RPC error as the wire carried it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -66,6 +66,9 @@ pub enum What {
         /// For `session/update`, the update's kind.
         #[serde(skip_serializing_if = "Option::is_none")]
         update: Option<String>,
+        /// Whether it ended a turn (protocol v2's idle `state_update`).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        ends_turn: bool,
     },
     /// A line of the agent's standard error.
     Stderr,
@@ -376,12 +379,24 @@ pub enum Row<'a> {
     },
 }
 
-/// The kind of a chunk event (`agent_message_chunk`, …), if it is one.
+/// The kinds of message updates a row joins: v1's chunks, and v2's chunks
+/// and whole messages.
+const MESSAGE_KINDS: [&str; 6] = [
+    "agent_message_chunk",
+    "agent_thought_chunk",
+    "user_message_chunk",
+    "agent_message",
+    "agent_thought",
+    "user_message",
+];
+
+/// The kind of a message update (`agent_message_chunk`, v2's
+/// `agent_message`, …), if the event is one.
 pub fn chunk_kind(event: &Event) -> Option<&str> {
     match &event.what {
         What::Notification {
             update: Some(kind), ..
-        } if kind.ends_with("_chunk") => Some(kind),
+        } if MESSAGE_KINDS.contains(&kind.as_str()) => Some(kind),
         _ => None,
     }
 }
@@ -396,38 +411,96 @@ pub fn chunk_text(event: &Event) -> &str {
         .unwrap_or_default()
 }
 
-/// The events as rows, runs of chunks joined.
+/// The message id of a message update (protocol v2).
+pub fn message_id(event: &Event) -> Option<&str> {
+    event
+        .message
+        .as_ref()?
+        .pointer("/params/update/messageId")?
+        .as_str()
+}
+
+/// The text of a v2 whole message's content blocks, joined.
+pub fn message_text(update: &Value) -> String {
+    update
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<String>()
+        })
+        .unwrap_or_default()
+}
+
+/// The events as rows, runs of chunks joined. A v2 message (chunks and
+/// whole-message upserts with one `messageId` in one session) is one row,
+/// where its first update is, holding its final text: a chunk appends to
+/// it, a whole message replaces it.
 pub fn rows(events: &[Event]) -> Vec<Row<'_>> {
     let mut rows = Vec::new();
+    let mut messages: HashMap<(Option<&str>, &str), usize> = HashMap::new();
     for event in events {
-        if let Some(kind) = chunk_kind(event) {
-            if let Some(Row::Chunks {
-                first,
-                kind: run_kind,
-                count,
-                text,
-                events,
-            }) = rows.last_mut()
-                && *run_kind == kind
-                && first.session == event.session
-                && first.turn == event.turn
-                && first.from == event.from
+        let Some(kind) = chunk_kind(event) else {
+            rows.push(Row::Event(event));
+            continue;
+        };
+        let whole = !kind.ends_with("_chunk");
+        let new_text = if whole {
+            let update = event
+                .message
+                .as_ref()
+                .and_then(|m| m.pointer("/params/update"));
+            update.map(message_text).unwrap_or_default()
+        } else {
+            chunk_text(event).to_owned()
+        };
+        if let Some(id) = message_id(event) {
+            let key = (event.session.as_deref(), id);
+            if let Some(&index) = messages.get(&key)
+                && let Some(Row::Chunks {
+                    count,
+                    text,
+                    events,
+                    ..
+                }) = rows.get_mut(index)
             {
                 *count += 1;
-                text.push_str(chunk_text(event));
+                if whole {
+                    *text = new_text;
+                } else {
+                    text.push_str(&new_text);
+                }
                 events.push(event);
                 continue;
             }
-            rows.push(Row::Chunks {
-                first: event,
-                kind,
-                count: 1,
-                text: chunk_text(event).to_owned(),
-                events: vec![event],
-            });
-        } else {
-            rows.push(Row::Event(event));
+            messages.insert(key, rows.len());
+        } else if let Some(Row::Chunks {
+            first,
+            kind: run_kind,
+            count,
+            text,
+            events,
+        }) = rows.last_mut()
+            && *run_kind == kind
+            && first.session == event.session
+            && first.turn == event.turn
+            && first.from == event.from
+            && message_id(first).is_none()
+        {
+            *count += 1;
+            text.push_str(&new_text);
+            events.push(event);
+            continue;
         }
+        rows.push(Row::Chunks {
+            first: event,
+            kind,
+            count: 1,
+            text: new_text,
+            events: vec![event],
+        });
     }
     rows
 }

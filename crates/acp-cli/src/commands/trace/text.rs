@@ -5,8 +5,10 @@
 //! `→` is the client speaking, `←` the agent. A request is shown where it
 //! was sent, with its outcome and latency; its response is not shown again
 //! (except a turn's end, and an answer to no request). A run of message or
-//! thought chunks is one line with their text joined. Lines inside a turn
-//! are marked `│`; errors say `ERROR`.
+//! thought chunks is one line with their text joined (a v2 message, its
+//! chunks and upserts by `messageId`, is one line with its final text).
+//! Lines inside a turn are marked `│`; errors say `ERROR`. A v2 turn ends
+//! at its idle `state_update`, not at the prompt's acknowledgement.
 
 use super::model::{Event, Row, Timeline, What, preview, rows};
 use crate::recording::{Exit, Source};
@@ -92,12 +94,36 @@ pub fn ms(latency: Option<f64>) -> String {
     }
 }
 
-/// Whether the event starts or ends a turn.
+/// Whether the event starts or ends a turn (v2: the prompt's
+/// acknowledgement does not, the idle `state_update` does).
 pub fn is_turn_edge(event: &Event) -> bool {
     matches!(&event.what,
         What::Request { method, .. } if method == "session/prompt")
-        || matches!(&event.what,
+        || (matches!(&event.what,
         What::Response { method: Some(method), .. } if method == "session/prompt")
+            && !is_acknowledgement(event))
+        || matches!(
+            &event.what,
+            What::Notification {
+                ends_turn: true,
+                ..
+            }
+        )
+}
+
+/// Whether the event is a v2 answer to `session/prompt`: a `messageId`,
+/// no stop reason.
+pub fn is_acknowledgement(event: &Event) -> bool {
+    let result = |key| {
+        event
+            .message
+            .as_ref()
+            .and_then(|m| m.pointer(&format!("/result/{key}")))
+            .is_some()
+    };
+    matches!(&event.what, What::Response { method: Some(method), error: None, .. } if method == "session/prompt")
+        && result("messageId")
+        && !result("stopReason")
 }
 
 /// The line for one event, or `None` when it is not shown.
@@ -112,6 +138,9 @@ pub fn describe(event: &Event) -> Option<String> {
             let mut line = request_head(event);
             line.push_str(&outcome(event));
             line
+        }
+        What::Response { latency_ms, .. } if is_acknowledgement(event) => {
+            format!("← session/prompt {} in {}", event.summary, ms(*latency_ms))
         }
         What::Response {
             method: Some(method),
@@ -147,7 +176,10 @@ pub fn describe(event: &Event) -> Option<String> {
             )
         }
         What::Response { .. } => return None,
-        What::Notification { method, update } => {
+        What::Notification {
+            ends_turn: true, ..
+        } => format!("└ {session} turn {turn}: {}", event.summary),
+        What::Notification { method, update, .. } => {
             let name = update.as_deref().unwrap_or(method);
             format!("{} {name} {}", arrow(event.from), event.summary)
                 .trim_end()
