@@ -684,3 +684,30 @@ async fn a_newer_version_asked_for_gets_v1_or_v2_by_the_requests_shape() {
     let answer = w.answer(id).await;
     assert_eq!(answer[0]["result"]["protocolVersion"], 2, "{answer:#?}");
 }
+
+/// A second prompt while a turn runs is refused before any
+/// acknowledgement; the running turn goes on to its own end.
+#[tokio::test]
+async fn a_prompt_during_a_turn_is_refused_and_the_turn_goes_on() {
+    let mock = MockLlm::start(vec![Reply::SseHang(vec![text("Working")])]).await;
+    let (_dir, cwd) = temp_cwd();
+    let mut w = Wire::start(&openai_env(&mock)).await;
+    let sid = w.open(&cwd).await;
+    let prompt = json!({"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]});
+    w.request("session/prompt", prompt.clone()).await;
+    w.until(|m| update(m)["sessionUpdate"] == "agent_message_chunk")
+        .await;
+    let id = w.request("session/prompt", prompt).await;
+    assert_eq!(
+        w.answer(id).await,
+        [json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600,
+            "message": "Invalid request",
+            "data": {"message": "a prompt turn is already running in this session"}}})]
+    );
+    w.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}))
+        .await;
+    assert_eq!(
+        w.recv().await,
+        note(json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}))
+    );
+}
