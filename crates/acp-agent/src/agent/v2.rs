@@ -28,16 +28,26 @@ use acp::schema::{self as v1, v2};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-/// v2 MCP servers as v1's (a stdio server has no `type` in v1).
+/// v2 MCP servers as v1's (a stdio server has no `type` in v1, and v1 requires
+/// the lists v2 leaves out when empty).
 fn mcp_servers_to_v1(servers: &[v2::McpServer]) -> Result<Vec<v1::McpServer>, v1::Error> {
     servers
         .iter()
         .map(|s| {
+            // v2 leaves out empty lists, which v1 requires.
             let mut value = serde_json::to_value(s).map_err(super::internal)?;
-            if value.get("type") == Some(&json!("stdio"))
-                && let Some(object) = value.as_object_mut()
-            {
-                object.remove("type");
+            if let Some(object) = value.as_object_mut() {
+                let lists: &[&str] = match object.get("type").and_then(Value::as_str) {
+                    Some("stdio") => {
+                        object.remove("type");
+                        &["args", "env"]
+                    }
+                    Some("http") => &["headers"],
+                    _ => &[],
+                };
+                for list in lists {
+                    object.entry(*list).or_insert(json!([]));
+                }
             }
             serde_json::from_value(value).map_err(|e| invalid_params(e.to_string()))
         })
