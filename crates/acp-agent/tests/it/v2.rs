@@ -796,3 +796,43 @@ async fn prompt_blocks_reach_the_model_and_are_echoed() {
          <context uri=\"file:///w/a.txt\">\nalpha\n</context>"
     );
 }
+
+/// A cancel while the user is asked withdraws the question and ends the
+/// turn idle/cancelled; nothing is written.
+#[tokio::test]
+async fn cancel_during_a_permission_question_withdraws_it() {
+    let mock = MockLlm::start(vec![tool_reply(
+        "call_1",
+        "write_file",
+        json!({"path": "b.txt", "content": "x"}),
+    )])
+    .await;
+    let (_dir, cwd) = temp_cwd();
+    let mut w = Wire::start(&openai_env(&mock)).await;
+    let sid = w.open(&cwd).await;
+    w.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "write"}]}),
+    )
+    .await;
+    let asked = w
+        .until(|m| m["method"] == "session/request_permission")
+        .await
+        .pop()
+        .unwrap();
+    w.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}))
+        .await;
+    let rest = w.until(is_idle).await;
+    assert_eq!(
+        rest[0],
+        json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": asked["id"]}}),
+        "{rest:#?}"
+    );
+    assert_eq!(
+        rest.last().unwrap(),
+        &note(json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}))
+    );
+    let calls = final_tool_calls(&rest);
+    assert_eq!(calls[0]["status"], "failed", "{rest:#?}");
+    assert!(!cwd.join("b.txt").exists());
+}
