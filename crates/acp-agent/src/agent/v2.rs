@@ -28,16 +28,26 @@ use acp::schema::{self as v1, v2};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-/// v2 MCP servers as v1's (a stdio server has no `type` in v1).
+/// v2 MCP servers as v1's (a stdio server has no `type` in v1, and v1 requires
+/// the lists v2 leaves out when empty).
 fn mcp_servers_to_v1(servers: &[v2::McpServer]) -> Result<Vec<v1::McpServer>, v1::Error> {
     servers
         .iter()
         .map(|s| {
+            // v2 leaves out empty lists, which v1 requires.
             let mut value = serde_json::to_value(s).map_err(super::internal)?;
-            if value.get("type") == Some(&json!("stdio"))
-                && let Some(object) = value.as_object_mut()
-            {
-                object.remove("type");
+            if let Some(object) = value.as_object_mut() {
+                let lists: &[&str] = match object.get("type").and_then(Value::as_str) {
+                    Some("stdio") => {
+                        object.remove("type");
+                        &["args", "env"]
+                    }
+                    Some("http") => &["headers"],
+                    _ => &[],
+                };
+                for list in lists {
+                    object.entry(*list).or_insert(json!([]));
+                }
             }
             serde_json::from_value(value).map_err(|e| invalid_params(e.to_string()))
         })
@@ -50,7 +60,11 @@ fn commands() -> Vec<v2::AvailableCommand> {
 }
 
 /// The coding agent for a v2 client: implements [`acp::v2::Agent`].
-pub struct CodingAgentV2(Arc<CodingAgent>);
+pub struct CodingAgentV2 {
+    agent: Arc<CodingAgent>,
+    /// The agent's output (its `Output::V2`).
+    sink: Arc<Sink>,
+}
 
 impl CodingAgentV2 {
     /// The agent for the client of `conn`.
@@ -60,15 +74,11 @@ impl CodingAgentV2 {
         store: crate::store::Store,
         dropped: crate::tools::DroppedAnswers,
     ) -> Self {
-        let out = Output::V2(Arc::new(Sink::new(conn)));
-        CodingAgentV2(Arc::new(CodingAgent::new(out, config, store, dropped)))
-    }
-
-    /// The v2 sink.
-    fn sink(&self) -> Option<&Arc<Sink>> {
-        match &self.0.out {
-            Output::V2(sink) => Some(sink),
-            Output::V1(_) => None,
+        let sink = Arc::new(Sink::new(conn));
+        let out = Output::V2(sink.clone());
+        CodingAgentV2 {
+            agent: Arc::new(CodingAgent::new(out, config, store, dropped)),
+            sink,
         }
     }
 }
@@ -88,11 +98,11 @@ impl acp::v2::Agent for CodingAgentV2 {
         _cx: RequestContext<v2::AgentSide>,
     ) -> Result<v2::InitializeResponse, v1::Error> {
         let images = self
-            .0
+            .agent
             .config
             .model
             .as_ref()
-            .is_ok_and(|m| self.0.config.accepts_images(m));
+            .is_ok_and(|m| self.agent.config.accepts_images(m));
         let mut prompt = v2::PromptCapabilities::new()
             .embedded_context(v2::PromptEmbeddedContextCapabilities::new());
         if images {
@@ -131,7 +141,7 @@ impl acp::v2::Agent for CodingAgentV2 {
         args: v2::LoginAuthRequest,
         _cx: RequestContext<v2::AgentSide>,
     ) -> Result<v2::LoginAuthResponse, v1::Error> {
-        self.0.check_auth(&args.method_id)?;
+        self.agent.check_auth(&args.method_id)?;
         Ok(v2::LoginAuthResponse::new())
     }
 
@@ -155,7 +165,7 @@ impl acp::v2::Agent for CodingAgentV2 {
         if !args.additional_directories.is_empty() {
             req = req.additional_directories(args.additional_directories.clone());
         }
-        let created = self.0.create_session(req).await?;
+        let created = self.agent.create_session(req).await?;
         Ok(v2::NewSessionResponse::new(created.session_id)
             .config_options(config_options_to_v2(
                 created.config_options.as_deref().unwrap_or_default(),
@@ -171,7 +181,7 @@ impl acp::v2::Agent for CodingAgentV2 {
         let mut req = v1::ListSessionsRequest::new();
         req.cwd = args.cwd.clone();
         req.cursor = args.cursor.clone();
-        let listed = self.0.list_stored_sessions(req).await?;
+        let listed = self.agent.list_stored_sessions(req).await?;
         let sessions = listed
             .sessions
             .into_iter()
@@ -195,9 +205,7 @@ impl acp::v2::Agent for CodingAgentV2 {
         let servers = mcp_servers_to_v1(&args.mcp_servers)?;
         let dirs =
             (!args.additional_directories.is_empty()).then(|| args.additional_directories.clone());
-        if let Some(sink) = self.sink() {
-            sink.forget(&args.session_id);
-        }
+        self.sink.forget(&args.session_id);
         let options = if let Some(from) = &args.replay_from {
             if !matches!(from, v2::ReplayFrom::Start(_)) {
                 let raw = serde_json::to_value(from).unwrap_or_default();
@@ -206,24 +214,19 @@ impl acp::v2::Agent for CodingAgentV2 {
             let mut req = v1::LoadSessionRequest::new(args.session_id.clone(), args.cwd.clone())
                 .mcp_servers(servers);
             req.additional_directories = dirs;
-            let sink = self.sink().cloned();
-            if let Some(sink) = &sink {
-                sink.begin_replay(&args.session_id);
-            }
-            let loaded = self.0.load_stored_session(req).await;
-            if let Some(sink) = &sink {
-                let _ = sink.end_replay(&args.session_id).await;
-            }
+            self.sink.begin_replay(&args.session_id);
+            let loaded = self.agent.load_stored_session(req).await;
+            let _ = self.sink.end_replay(&args.session_id).await;
             loaded?.config_options
         } else {
             let mut req = v1::ResumeSessionRequest::new(args.session_id.clone(), args.cwd.clone())
                 .mcp_servers(servers);
             req.additional_directories = dirs;
-            self.0.resume_stored_session(req).await?.config_options
+            self.agent.resume_stored_session(req).await?.config_options
         };
         // The session's state, after the replay and before the answer.
         let running = self
-            .0
+            .agent
             .session(&args.session_id)
             .is_ok_and(|s| s.history.try_lock().is_err());
         let state = if running {
@@ -231,11 +234,10 @@ impl acp::v2::Agent for CodingAgentV2 {
         } else {
             v2::StateUpdate::Idle(v2::IdleStateUpdate::new())
         };
-        if let Some(sink) = self.sink() {
-            let _ = sink
-                .send(&args.session_id, v2::SessionUpdate::StateUpdate(state))
-                .await;
-        }
+        let _ = self
+            .sink
+            .send(&args.session_id, v2::SessionUpdate::StateUpdate(state))
+            .await;
         Ok(v2::ResumeSessionResponse::new()
             .config_options(config_options_to_v2(options.as_deref().unwrap_or_default()))
             .available_commands(commands()))
@@ -246,10 +248,8 @@ impl acp::v2::Agent for CodingAgentV2 {
         args: v2::CloseSessionRequest,
         _cx: RequestContext<v2::AgentSide>,
     ) -> Result<v2::CloseSessionResponse, v1::Error> {
-        if let Some(sink) = self.sink() {
-            sink.forget(&args.session_id);
-        }
-        self.0
+        self.sink.forget(&args.session_id);
+        self.agent
             .close_open_session(v1::CloseSessionRequest::new(args.session_id.clone()))
             .await?;
         Ok(v2::CloseSessionResponse::new())
@@ -260,10 +260,8 @@ impl acp::v2::Agent for CodingAgentV2 {
         args: v2::DeleteSessionRequest,
         _cx: RequestContext<v2::AgentSide>,
     ) -> Result<v2::DeleteSessionResponse, v1::Error> {
-        if let Some(sink) = self.sink() {
-            sink.forget(&args.session_id);
-        }
-        self.0
+        self.sink.forget(&args.session_id);
+        self.agent
             .delete_stored_session(v1::DeleteSessionRequest::new(args.session_id.clone()))
             .await?;
         Ok(v2::DeleteSessionResponse::new())
@@ -289,7 +287,7 @@ impl acp::v2::Agent for CodingAgentV2 {
             args.config_id.clone(),
             value,
         );
-        let changed = self.0.change_config_option(req).await?;
+        let changed = self.agent.change_config_option(req).await?;
         Ok(v2::SetSessionConfigOptionResponse::new(
             config_options_to_v2(&changed.config_options),
         ))
@@ -300,11 +298,9 @@ impl acp::v2::Agent for CodingAgentV2 {
         args: v2::PromptRequest,
         cx: RequestContext<v2::AgentSide>,
     ) -> Result<v2::PromptResponse, v1::Error> {
-        let Some(sink) = self.sink().cloned() else {
-            return Err(super::internal("a v2 prompt on a v1 connection"));
-        };
+        let sink = self.sink.clone();
         let sid = args.session_id.clone();
-        let session = self.0.session(&sid)?;
+        let session = self.agent.session(&sid)?;
         if session.history.try_lock().is_err() {
             return Err(v1::Error::invalid_request()
                 .data(json!({"message": "a prompt turn is already running in this session"})));
@@ -318,7 +314,7 @@ impl acp::v2::Agent for CodingAgentV2 {
                 v2::SessionUpdate::user_message(message_id.clone(), args.prompt),
             )
             .await;
-        let agent = self.0.clone();
+        let agent = self.agent.clone();
         let turn = cx.clone();
         cx.after_response(async move {
             let _ = sink.send(&sid, v2::SessionUpdate::running()).await;

@@ -684,3 +684,155 @@ async fn a_newer_version_asked_for_gets_v1_or_v2_by_the_requests_shape() {
     let answer = w.answer(id).await;
     assert_eq!(answer[0]["result"]["protocolVersion"], 2, "{answer:#?}");
 }
+
+/// A second prompt while a turn runs is refused before any
+/// acknowledgement; the running turn goes on to its own end.
+#[tokio::test]
+async fn a_prompt_during_a_turn_is_refused_and_the_turn_goes_on() {
+    let mock = MockLlm::start(vec![Reply::SseHang(vec![text("Working")])]).await;
+    let (_dir, cwd) = temp_cwd();
+    let mut w = Wire::start(&openai_env(&mock)).await;
+    let sid = w.open(&cwd).await;
+    let prompt = json!({"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]});
+    w.request("session/prompt", prompt.clone()).await;
+    w.until(|m| update(m)["sessionUpdate"] == "agent_message_chunk")
+        .await;
+    let id = w.request("session/prompt", prompt).await;
+    assert_eq!(
+        w.answer(id).await,
+        [json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600,
+            "message": "Invalid request",
+            "data": {"message": "a prompt turn is already running in this session"}}})]
+    );
+    w.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}))
+        .await;
+    assert_eq!(
+        w.recv().await,
+        note(json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}))
+    );
+}
+
+/// v2's MCP servers (`type: http`, `type: stdio`) are the session's, as on
+/// v1: the HTTP server's tool is offered and called, the broken stdio
+/// server is reported in the turn.
+#[tokio::test]
+async fn mcp_servers_of_a_v2_session_are_connected() {
+    let fixture = McpFixture::start().await;
+    let mock = MockLlm::start(vec![
+        tool_reply("m1", "mcp__fixture__shout", json!({"text": "hi there"})),
+        text_reply("done"),
+    ])
+    .await;
+    let (_dir, cwd) = temp_cwd();
+    let mut w = Wire::start(&openai_env(&mock)).await;
+    let id = w
+        .request(
+            "initialize",
+            json!({"protocolVersion": 2, "info": {"name": "wire-test", "version": "0"}}),
+        )
+        .await;
+    w.answer(id).await;
+    let id = w
+        .request(
+            "session/new",
+            json!({"cwd": cwd, "mcpServers": [
+                {"type": "http", "name": "fixture", "url": fixture.url},
+                {"type": "stdio", "name": "broken", "command": "/nonexistent/mcp-server"}
+            ]}),
+        )
+        .await;
+    let created = w.answer(id).await;
+    let sid = created[0]["result"]["sessionId"].clone();
+    assert!(sid.is_string(), "{created:#?}");
+    let sid = w.real(sid.as_str().unwrap());
+    w.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "shout"}]}),
+    )
+    .await;
+    let seen = w.until(is_idle).await;
+    assert_eq!(tool_results(&mock.requests()[1]), ["HI THERE"]);
+    let said: String = seen
+        .iter()
+        .filter(|m| update(m)["sessionUpdate"] == "agent_message_chunk")
+        .filter_map(|m| update(m)["content"]["text"].as_str())
+        .collect();
+    assert!(said.contains("MCP server broken"), "{said}");
+    let calls = final_tool_calls(&seen);
+    assert_eq!(calls[0]["title"], "fixture: shout");
+    assert_eq!(calls[0]["status"], "completed");
+}
+
+/// A v2 prompt's blocks reach the model as a v1 prompt's do, and are echoed
+/// unchanged in the user message.
+#[tokio::test]
+async fn prompt_blocks_reach_the_model_and_are_echoed() {
+    let mock = MockLlm::start(vec![text_reply("ok")]).await;
+    let (_dir, cwd) = temp_cwd();
+    let mut w = Wire::start(&openai_env(&mock)).await;
+    let sid = w.open(&cwd).await;
+    let blocks = json!([
+        {"type": "text", "text": "look at"},
+        {"type": "resource_link", "name": "main.rs", "uri": "file:///w/src/main.rs", "size": 12},
+        {"type": "resource", "resource": {"uri": "file:///w/a.txt", "text": "alpha"}}
+    ]);
+    w.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": blocks}),
+    )
+    .await;
+    let seen = w.until(is_idle).await;
+    assert_eq!(update(&seen[0])["content"], blocks);
+    let sent = &mock.requests()[0]["messages"];
+    let user = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .unwrap();
+    assert_eq!(
+        user["content"],
+        "look at\n\n[referenced file main.rs at /w/src/main.rs: use read_file to read it]\n\n\
+         <context uri=\"file:///w/a.txt\">\nalpha\n</context>"
+    );
+}
+
+/// A cancel while the user is asked withdraws the question and ends the
+/// turn idle/cancelled; nothing is written.
+#[tokio::test]
+async fn cancel_during_a_permission_question_withdraws_it() {
+    let mock = MockLlm::start(vec![tool_reply(
+        "call_1",
+        "write_file",
+        json!({"path": "b.txt", "content": "x"}),
+    )])
+    .await;
+    let (_dir, cwd) = temp_cwd();
+    let mut w = Wire::start(&openai_env(&mock)).await;
+    let sid = w.open(&cwd).await;
+    w.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "write"}]}),
+    )
+    .await;
+    let asked = w
+        .until(|m| m["method"] == "session/request_permission")
+        .await
+        .pop()
+        .unwrap();
+    w.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}))
+        .await;
+    let rest = w.until(is_idle).await;
+    assert_eq!(
+        rest[0],
+        json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": asked["id"]}}),
+        "{rest:#?}"
+    );
+    assert_eq!(
+        rest.last().unwrap(),
+        &note(json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}))
+    );
+    let calls = final_tool_calls(&rest);
+    assert_eq!(calls[0]["status"], "failed", "{rest:#?}");
+    assert!(!cwd.join("b.txt").exists());
+}
