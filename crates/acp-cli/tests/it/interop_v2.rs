@@ -244,3 +244,39 @@ fn an_agents_config_entry_can_ask_for_protocol_2() {
     let out = sb.exec(&["--protocol", "3", "hi"]);
     common::assert_code(&out, 2);
 }
+
+#[test]
+fn acp_chat_protocol_2_streams_the_sdk_v2_agents_turns() {
+    use expectrl::session::OsSession;
+    use expectrl::{Eof, Expect};
+    if !Js.available() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let mut command = sb.command(common::ACP);
+    command
+        .args(["chat", "--protocol", "2", "--agent", &agent_v2()])
+        .env("NO_COLOR", "1")
+        .env("TERM", "xterm")
+        .env("XDG_STATE_HOME", sb.root().join("state"));
+    let mut s = OsSession::spawn(command).expect("spawn acp chat in a pty");
+    s.get_process_mut()
+        .set_window_size(160, 40)
+        .expect("set the pty's size");
+    s.set_expect_timeout(Some(std::time::Duration::from_secs(30)));
+    s.expect("Ctrl-D quits.").expect("the banner");
+    s.expect("> ").expect("the first prompt");
+    // (A carriage return submits the line; a line feed would add a line.)
+    s.send("first v2 turn\r").unwrap();
+    s.expect("first v2 turn\r\n").unwrap();
+    s.expect("> ").unwrap();
+    s.send("second one\r").unwrap();
+    s.expect("second one\r\n").unwrap();
+    s.expect("> ").unwrap();
+    s.send(expectrl::ControlCode::EndOfTransmission).unwrap();
+    s.expect(Eof).expect("acp chat ends after Ctrl-D");
+    // Both turns reached the v2 agent and ended at its idle update.
+    let log = sb.log();
+    let stops = log.lines().filter(|l| *l == "stop end_turn").count();
+    assert_eq!(stops, 2, "{log}");
+}
