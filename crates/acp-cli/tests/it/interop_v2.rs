@@ -1,7 +1,11 @@
 //! Protocol v2 against the official TypeScript SDK's `experimental/v2`
 //! peers (`interop/js/client-v2.mjs`, `interop/js/agent-v2.mjs`; crate
 //! acp-interop): `acp bridge` between the SDK's v2 client and our v1
-//! fixture agent. Skipped without Node.js, unless `ACP_INTEROP=require`.
+//! fixture agent; `acp exec` and `acp chat --protocol 2` with the SDK's v2
+//! agent (a turn, tool calls, permissions, plans, `--timeout` and Ctrl-C),
+//! and with our v1 fixture agent (which answers 1), and `protocol = 2` in
+//! the config. The SDK tests are skipped without Node.js, unless
+//! `ACP_INTEROP=require`.
 
 use crate::common;
 
@@ -189,6 +193,41 @@ fn acp_exec_protocol_2_cancels_the_v2_agents_turn_at_the_timeout() {
     // the turn: the exit code is --timeout's.
     assert_code(&out, 124);
     assert!(out.stdout.starts_with("slow\ntick 1\n"), "{}", out.stdout);
+    let log = sb.log();
+    assert!(log.lines().any(|l| l == "session/cancel js2-1"), "{log}");
+    assert!(log.lines().any(|l| l == "stop cancelled"), "{log}");
+}
+
+#[test]
+fn acp_exec_protocol_2_ctrl_c_cancels_the_v2_agents_turn() {
+    use nix::sys::signal::{Signal, kill};
+    use std::io::{BufRead, BufReader, Read};
+    if !Js.available() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let (running, stdout) = acp_interop::spawn_streaming(sb.acp_exec(
+        common::ACP,
+        &agent_v2(),
+        &["--protocol", "2", "slow"],
+    ));
+    let mut stdout = BufReader::new(stdout);
+    let mut seen = String::new();
+    while !seen.ends_with("tick 2\n") {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "acp ended early: {seen}"
+        );
+        seen.push_str(&line);
+    }
+    kill(running.pid(), Signal::SIGINT).unwrap();
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let out = running.finish();
+    // 130: cancelled, after the agent's idle update said `cancelled`.
+    assert_code(&out, 130);
+    assert!(out.stderr.contains("[stop] cancelled"), "{}", out.stderr);
     let log = sb.log();
     assert!(log.lines().any(|l| l == "session/cancel js2-1"), "{log}");
     assert!(log.lines().any(|l| l == "stop cancelled"), "{log}");
