@@ -38,7 +38,7 @@ use serde_json::Value;
 use std::io;
 use std::process::ExitStatus;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::task::JoinHandle;
 
 /// How long [`AgentLink::shutdown`] waits for a bridged agent before each
@@ -173,14 +173,25 @@ impl Drop for Bridged {
     }
 }
 
-/// One line of `reader` (without its end), `None` at the end.
+/// One line of `reader` (without its end), `None` at the end; a line
+/// longer than the connection's message limit is an error.
 async fn read_line(
     reader: &mut BufReader<acp::transport::BoxedReader>,
 ) -> io::Result<Option<Vec<u8>>> {
+    let limit = super::message_limit();
     loop {
         let mut line = Vec::new();
-        if reader.read_until(b'\n', &mut line).await? == 0 {
+        let n = (&mut *reader)
+            .take(limit as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .await?;
+        if n == 0 {
             return Ok(None);
+        }
+        if line.len() > limit && line.last() != Some(&b'\n') {
+            return Err(io::Error::other(format!(
+                "a line over the limit of {limit} bytes before `initialize` was answered"
+            )));
         }
         while line.last().is_some_and(|b| b.is_ascii_whitespace()) {
             line.pop();
@@ -204,7 +215,7 @@ async fn ask_v2(bridge: Transport, agent: Transport, on_v1: impl FnOnce() + Send
     let (agent_reader, mut agent_writer) = agent.into_parts();
     let mut bridge_reader = BufReader::new(bridge_reader);
     let mut agent_reader = BufReader::new(agent_reader);
-    let _ = handshake(
+    let agreed = handshake(
         &mut bridge_reader,
         &mut bridge_writer,
         &mut agent_reader,
@@ -212,6 +223,11 @@ async fn ask_v2(bridge: Transport, agent: Transport, on_v1: impl FnOnce() + Send
         on_v1,
     )
     .await;
+    if agreed.is_err() {
+        // A side went away, or the agent sent a line too long to read:
+        // both ends are closed (the session then reports the agent gone).
+        return;
+    }
     let up = async move {
         let _ = tokio::io::copy_buf(&mut bridge_reader, &mut agent_writer).await;
         let _ = agent_writer.shutdown().await;
