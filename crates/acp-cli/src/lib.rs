@@ -73,8 +73,8 @@ pub async fn run(cli: Cli) -> Result<u8, Failure> {
     ) = (&cli.agent, &cli.command)
     {
         return Err(Failure::usage(
-            "--agent is for exec and chat; acp record takes the agent's command line after --: \
-             acp record -- AGENT [ARGS…]",
+            "--agent is for exec and chat; acp record and acp bridge take the agent's command \
+             line after --: acp record -- AGENT [ARGS…]",
         ));
     }
     if let (Some(_), Command::Watch(_)) = (&cli.agent, &cli.command) {

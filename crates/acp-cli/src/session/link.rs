@@ -38,15 +38,15 @@ use serde_json::Value;
 use std::io;
 use std::process::ExitStatus;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::task::JoinHandle;
 
 /// How long [`AgentLink::shutdown`] waits for a bridged agent before each
 /// signal.
 const KILL_GRACE: Duration = Duration::from_secs(2);
 
-/// The id of the bridge's own v2 `initialize` (see [`acp::bridge`]): any
-/// request `initialize` after the refusal is answered the same way.
+/// Why `ask-v2` refuses the bridge's v1 `initialize` (the `reason` of the
+/// -32022's data): the agent answered the v2 one.
 const REFUSED: &str = "the agent was asked for protocol v2";
 
 /// A running agent and the session's v1 connection to it; dereferences to
@@ -173,14 +173,25 @@ impl Drop for Bridged {
     }
 }
 
-/// One line of `reader` (without its end), `None` at the end.
+/// One line of `reader` (without its end), `None` at the end; a line
+/// longer than the connection's message limit is an error.
 async fn read_line(
     reader: &mut BufReader<acp::transport::BoxedReader>,
 ) -> io::Result<Option<Vec<u8>>> {
+    let limit = super::message_limit();
     loop {
         let mut line = Vec::new();
-        if reader.read_until(b'\n', &mut line).await? == 0 {
+        let n = (&mut *reader)
+            .take(limit as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .await?;
+        if n == 0 {
             return Ok(None);
+        }
+        if line.len() > limit && line.last() != Some(&b'\n') {
+            return Err(io::Error::other(format!(
+                "a line over the limit of {limit} bytes before `initialize` was answered"
+            )));
         }
         while line.last().is_some_and(|b| b.is_ascii_whitespace()) {
             line.pop();
@@ -204,7 +215,7 @@ async fn ask_v2(bridge: Transport, agent: Transport, on_v1: impl FnOnce() + Send
     let (agent_reader, mut agent_writer) = agent.into_parts();
     let mut bridge_reader = BufReader::new(bridge_reader);
     let mut agent_reader = BufReader::new(agent_reader);
-    let _ = handshake(
+    let agreed = handshake(
         &mut bridge_reader,
         &mut bridge_writer,
         &mut agent_reader,
@@ -212,6 +223,11 @@ async fn ask_v2(bridge: Transport, agent: Transport, on_v1: impl FnOnce() + Send
         on_v1,
     )
     .await;
+    if agreed.is_err() {
+        // A side went away, or the agent sent a line too long to read:
+        // both ends are closed (the session then reports the agent gone).
+        return;
+    }
     let up = async move {
         let _ = tokio::io::copy_buf(&mut bridge_reader, &mut agent_writer).await;
         let _ = agent_writer.shutdown().await;
@@ -323,4 +339,98 @@ fn initialize_for_either(v1_params: &Value) -> Value {
         out.insert("protocolVersion".to_owned(), Value::from(2));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// `ask_v2` between a fake bridge and a fake agent: returns the bridge's
+    /// and the agent's ends, and whether `on_v1` ran.
+    fn started() -> (
+        BufReader<acp::transport::BoxedReader>,
+        acp::transport::BoxedWriter,
+        BufReader<acp::transport::BoxedReader>,
+        acp::transport::BoxedWriter,
+        Arc<AtomicBool>,
+    ) {
+        let (bridge, ask_bridge) = Transport::memory_pair();
+        let (ask_agent, agent) = Transport::memory_pair();
+        let v1 = Arc::new(AtomicBool::new(false));
+        let said = v1.clone();
+        tokio::spawn(ask_v2(ask_bridge, ask_agent, move || {
+            said.store(true, Ordering::SeqCst)
+        }));
+        let (br, bw) = bridge.into_parts();
+        let (ar, aw) = agent.into_parts();
+        (BufReader::new(br), bw, BufReader::new(ar), aw, v1)
+    }
+
+    async fn line(reader: &mut BufReader<acp::transport::BoxedReader>) -> String {
+        let bytes = read_line(reader).await.unwrap().expect("a line");
+        String::from_utf8(bytes).unwrap()
+    }
+
+    const V1_INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":false},"terminal":false},"clientInfo":{"name":"acp","version":"0.1.0"}}}"#;
+
+    /// What the agent is asked: v2's members, then v1's for a v1 agent.
+    const ASKED: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"acp","version":"0.1.0"},"capabilities":{},"clientInfo":{"name":"acp","version":"0.1.0"},"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":false},"terminal":false}}}"#;
+
+    #[tokio::test]
+    async fn a_v2_agent_is_asked_in_v2_and_the_bridge_told_to_translate() {
+        let (mut br, mut bw, mut ar, mut aw, v1) = started();
+        write_line(&mut bw, V1_INIT.as_bytes()).await.unwrap();
+        assert_eq!(line(&mut ar).await, ASKED);
+        let answer = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2,"info":{"name":"a","version":"1"},"capabilities":{"session":{}}}}"#;
+        write_line(&mut aw, answer.as_bytes()).await.unwrap();
+        assert_eq!(
+            line(&mut br).await,
+            r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"requested":1,"supported":[2],"reason":"the agent was asked for protocol v2"}}}"#
+        );
+        // The bridge's own v2 initialize is answered with the agent's result,
+        // under its id; the agent is not asked again.
+        let own = r#"{"jsonrpc":"2.0","id":"acp-bridge-initialize","method":"initialize","params":{"protocolVersion":2,"info":{"name":"acp","version":"0.1.0"}}}"#;
+        write_line(&mut bw, own.as_bytes()).await.unwrap();
+        assert_eq!(
+            line(&mut br).await,
+            r#"{"jsonrpc":"2.0","id":"acp-bridge-initialize","result":{"protocolVersion":2,"info":{"name":"a","version":"1"},"capabilities":{"session":{}}}}"#
+        );
+        // From there on, bytes pass unread, both ways.
+        write_line(&mut bw, b"{\"next\":1}").await.unwrap();
+        assert_eq!(line(&mut ar).await, r#"{"next":1}"#);
+        write_line(&mut aw, b"not json").await.unwrap();
+        assert_eq!(line(&mut br).await, "not json");
+        assert!(!v1.load(Ordering::SeqCst));
+    }
+
+    #[tokio::test]
+    async fn a_v1_agents_answer_goes_to_the_bridge_and_is_noted() {
+        let (mut br, mut bw, mut ar, mut aw, v1) = started();
+        write_line(&mut bw, V1_INIT.as_bytes()).await.unwrap();
+        assert_eq!(line(&mut ar).await, ASKED);
+        // What the agent sends before its answer is passed on first.
+        let log = r#"{"jsonrpc":"2.0","method":"_log","params":{}}"#;
+        let answer =
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{}}}"#;
+        write_line(&mut aw, log.as_bytes()).await.unwrap();
+        write_line(&mut aw, answer.as_bytes()).await.unwrap();
+        assert_eq!(line(&mut br).await, log);
+        assert_eq!(line(&mut br).await, answer);
+        assert!(v1.load(Ordering::SeqCst));
+        write_line(&mut bw, b"{\"next\":1}").await.unwrap();
+        assert_eq!(line(&mut ar).await, r#"{"next":1}"#);
+    }
+
+    #[tokio::test]
+    async fn an_error_answer_is_passed_on_as_it_is() {
+        let (mut br, mut bw, mut ar, mut aw, v1) = started();
+        write_line(&mut bw, V1_INIT.as_bytes()).await.unwrap();
+        assert_eq!(line(&mut ar).await, ASKED);
+        let answer = r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32603,"message":"no"}}"#;
+        write_line(&mut aw, answer.as_bytes()).await.unwrap();
+        assert_eq!(line(&mut br).await, answer);
+        assert!(!v1.load(Ordering::SeqCst));
+    }
 }

@@ -1,7 +1,11 @@
 //! Protocol v2 against the official TypeScript SDK's `experimental/v2`
 //! peers (`interop/js/client-v2.mjs`, `interop/js/agent-v2.mjs`; crate
 //! acp-interop): `acp bridge` between the SDK's v2 client and our v1
-//! fixture agent. Skipped without Node.js, unless `ACP_INTEROP=require`.
+//! fixture agent; `acp exec` and `acp chat --protocol 2` with the SDK's v2
+//! agent (a turn, tool calls, permissions, plans, `--timeout` and Ctrl-C),
+//! and with our v1 fixture agent (which answers 1), and `protocol = 2` in
+//! the config. The SDK tests are skipped without Node.js, unless
+//! `ACP_INTEROP=require`.
 
 use crate::common;
 
@@ -195,6 +199,41 @@ fn acp_exec_protocol_2_cancels_the_v2_agents_turn_at_the_timeout() {
 }
 
 #[test]
+fn acp_exec_protocol_2_ctrl_c_cancels_the_v2_agents_turn() {
+    use nix::sys::signal::{Signal, kill};
+    use std::io::{BufRead, BufReader, Read};
+    if !Js.available() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let (running, stdout) = acp_interop::spawn_streaming(sb.acp_exec(
+        common::ACP,
+        &agent_v2(),
+        &["--protocol", "2", "slow"],
+    ));
+    let mut stdout = BufReader::new(stdout);
+    let mut seen = String::new();
+    while !seen.ends_with("tick 2\n") {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "acp ended early: {seen}"
+        );
+        seen.push_str(&line);
+    }
+    kill(running.pid(), Signal::SIGINT).unwrap();
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let out = running.finish();
+    // 130: cancelled, after the agent's idle update said `cancelled`.
+    assert_code(&out, 130);
+    assert!(out.stderr.contains("[stop] cancelled"), "{}", out.stderr);
+    let log = sb.log();
+    assert!(log.lines().any(|l| l == "session/cancel js2-1"), "{log}");
+    assert!(log.lines().any(|l| l == "stop cancelled"), "{log}");
+}
+
+#[test]
 fn acp_exec_protocol_2_goes_on_in_v1_with_a_v1_agent() {
     let sb = common::Sandbox::new();
     let out = sb.exec(&["--protocol", "2", "hi"]);
@@ -243,4 +282,40 @@ fn an_agents_config_entry_can_ask_for_protocol_2() {
     );
     let out = sb.exec(&["--protocol", "3", "hi"]);
     common::assert_code(&out, 2);
+}
+
+#[test]
+fn acp_chat_protocol_2_streams_the_sdk_v2_agents_turns() {
+    use expectrl::session::OsSession;
+    use expectrl::{Eof, Expect};
+    if !Js.available() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let mut command = sb.command(common::ACP);
+    command
+        .args(["chat", "--protocol", "2", "--agent", &agent_v2()])
+        .env("NO_COLOR", "1")
+        .env("TERM", "xterm")
+        .env("XDG_STATE_HOME", sb.root().join("state"));
+    let mut s = OsSession::spawn(command).expect("spawn acp chat in a pty");
+    s.get_process_mut()
+        .set_window_size(160, 40)
+        .expect("set the pty's size");
+    s.set_expect_timeout(Some(std::time::Duration::from_secs(30)));
+    s.expect("Ctrl-D quits.").expect("the banner");
+    s.expect("> ").expect("the first prompt");
+    // (A carriage return submits the line; a line feed would add a line.)
+    s.send("first v2 turn\r").unwrap();
+    s.expect("first v2 turn\r\n").unwrap();
+    s.expect("> ").unwrap();
+    s.send("second one\r").unwrap();
+    s.expect("second one\r\n").unwrap();
+    s.expect("> ").unwrap();
+    s.send(expectrl::ControlCode::EndOfTransmission).unwrap();
+    s.expect(Eof).expect("acp chat ends after Ctrl-D");
+    // Both turns reached the v2 agent and ended at its idle update.
+    let log = sb.log();
+    let stops = log.lines().filter(|l| *l == "stop end_turn").count();
+    assert_eq!(stops, 2, "{log}");
 }

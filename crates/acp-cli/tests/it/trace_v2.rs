@@ -46,6 +46,7 @@ const TIMELINE: &str = concat!(
     "    0.122  │ ← session/request_permission #0 call-1 \"Allow editing notes.txt?\": allow (allow_once), reject (reject_once): ok in 178.0 ms, selected allow\n",
     "    0.301  │ ← state_update running\n",
     "    0.302  │ ← tool_call_update call-1: completed\n",
+    "    0.305  │ ← plan_update p1: 1 of 2 done\n",
     "    0.330  └ s2 turn 1: end_turn in 230.0 ms\n",
     "    0.400  client closed its end\n",
     "    0.410  agent closed its end\n",
@@ -56,9 +57,9 @@ const TIMELINE: &str = concat!(
     "    tool call call-1 \"Edit notes.txt\" (edit): pending → completed\n",
     "    permission for call-1: selected allow (offered allow (allow_once), reject (reject_once)), 178.0 ms\n",
     "counts: 1 sessions, 1 turns, 1 tool calls, 1 permission questions\n",
-    "  lines: client 4 (419 bytes), agent 15 (2403 bytes), stderr 0\n",
-    "  messages: 4 requests, 4 responses, 11 notifications; 0 errors, 0 invalid lines\n",
-    "  updates: agent_message 1, agent_message_chunk 3, state_update 4, tool_call_update 2, user_message 1\n",
+    "  lines: client 4 (419 bytes), agent 16 (2679 bytes), stderr 0\n",
+    "  messages: 4 requests, 4 responses, 12 notifications; 0 errors, 0 invalid lines\n",
+    "  updates: agent_message 1, agent_message_chunk 3, plan_update 1, state_update 4, tool_call_update 2, user_message 1\n",
 );
 
 #[test]
@@ -87,7 +88,7 @@ fn json_output_ends_the_v2_turn_at_idle() {
         .filter(|e| e["endsTurn"] == true)
         .map(|e| e["record"].as_u64().unwrap())
         .collect();
-    assert_eq!(ends, [20], "the idle state_update, line 20");
+    assert_eq!(ends, [21], "the idle state_update, line 21");
     // The acknowledgement is the prompt's answer, inside the turn.
     let ack = value["events"]
         .as_array()

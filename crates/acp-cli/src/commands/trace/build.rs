@@ -591,15 +591,28 @@ impl Builder {
                 }
                 out
             }
-            "plan" => {
-                let entries = update.get("entries").and_then(Value::as_array);
+            "plan" | "plan_update" => {
+                // v1: the entries; v2: a plan of items, by its id.
+                let plan = update.get("plan");
+                let entries = update
+                    .get("entries")
+                    .or_else(|| plan.and_then(|p| p.get("entries")))
+                    .and_then(Value::as_array);
                 let total = entries.map_or(0, Vec::len);
                 let done = entries.map_or(0, |e| {
                     e.iter()
                         .filter(|e| e.get("status").and_then(Value::as_str) == Some("completed"))
                         .count()
                 });
-                format!("{done} of {total} done")
+                let id = plan
+                    .and_then(|p| text_of(p.get("planId")))
+                    .map(|id| format!("{id}: "))
+                    .unwrap_or_default();
+                format!("{id}{done} of {total} done")
+            }
+            "tool_call_content_chunk" => text_of(update.get("toolCallId")).unwrap_or_default(),
+            "terminal_update" | "terminal_output_chunk" => {
+                text_of(update.get("terminalId")).unwrap_or_default()
             }
             "current_mode_update" => text_of(update.get("currentModeId")).unwrap_or_default(),
             "available_commands_update" => {
