@@ -1,6 +1,7 @@
 //! Checks as data, and running a list of them.
 
-use crate::report::{CheckResult, Filters, Outcome};
+use crate::report::{CheckResult, Filters, Outcome, Requirement, Status, Tier};
+use crate::wire::Log;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
@@ -18,6 +19,11 @@ pub struct Check<C> {
     pub doc: &'static str,
     /// The feature it needs, for `--expect` (none: every peer must pass it).
     pub feature: Option<&'static str>,
+    /// How much it weighs in the verdict.
+    pub tier: Tier,
+    /// The official kit's id of the same requirement (`ACP-INIT-001`), if
+    /// the kit has it.
+    pub kit: Option<&'static str>,
     /// One sentence: what passes.
     pub rule: &'static str,
     /// Runs it.
@@ -36,37 +42,70 @@ pub const DOCS: &str = "https://agentclientprotocol.com/protocol/";
 /// The longest a single check may take, however it waits.
 pub const CHECK_LIMIT: Duration = Duration::from_secs(120);
 
-/// Runs the checks `filters` selects, in order, and judges each outcome.
+/// Runs the checks `filters` selects, in order, and judges each outcome;
+/// `decided` sees each result as soon as it is decided (the streamed
+/// report). A check during which a wait was cut short because its peer had
+/// stopped answering (see [`Wire::stall_after`](crate::wire::Wire::stall_after))
+/// is NOT TESTED, unless it passed.
 pub async fn run_all<C: Send>(
     checks: &[Check<C>],
     cx: &mut C,
+    log: &Log,
     filters: &Filters,
+    decided: &mut (dyn FnMut(&CheckResult) + Send),
 ) -> Vec<CheckResult> {
     let mut results = Vec::new();
     for check in checks {
         if !filters.selects(check.name) {
             continue;
         }
-        let outcome = match tokio::time::timeout(CHECK_LIMIT, (check.run)(cx)).await {
+        let cut_short = log.cut_short();
+        let mut outcome = match tokio::time::timeout(CHECK_LIMIT, (check.run)(cx)).await {
             Ok(outcome) => outcome,
             Err(_) => Outcome::fail(format!(
                 "the check did not finish within {} s",
                 CHECK_LIMIT.as_secs()
             )),
         };
+        if log.cut_short() > cut_short && outcome.status != Status::Pass {
+            let why = outcome.reason.clone();
+            outcome = Outcome::not_tested(match why.find(crate::wire::STOPPED_ANSWERING) {
+                Some(_) => why,
+                None => format!(
+                    "not tested: the peer {} earlier ({why})",
+                    crate::wire::STOPPED_ANSWERING
+                ),
+            });
+        }
         let doc = format!("{DOCS}{}", check.doc);
-        results.push(filters.judge(check.name, check.area, &doc, check.feature, outcome));
+        let req = Requirement {
+            name: check.name,
+            area: check.area,
+            doc: &doc,
+            feature: check.feature,
+            tier: check.tier,
+            kit: check.kit,
+        };
+        let result = filters.judge(req, outcome);
+        decided(&result);
+        results.push(result);
     }
     results
 }
 
-/// The check list as a Markdown table (for the README).
+/// The check list as a Markdown table (for the README): the requirement
+/// id, its tier, the official kit's id of it, the feature, the rule and
+/// the docs section.
 pub fn markdown<C>(checks: &[Check<C>]) -> String {
-    let mut out = String::from("| check | feature | rule | docs |\n| --- | --- | --- | --- |\n");
+    let mut out = String::from(
+        "| requirement | tier | kit | feature | rule | docs |\n| --- | --- | --- | --- | --- | --- |\n",
+    );
     for c in checks {
         out.push_str(&format!(
-            "| `{}` | {} | {} | [{}]({DOCS}{}) |\n",
+            "| `{}` | {} | {} | {} | {} | [{}]({DOCS}{}) |\n",
             c.name,
+            c.tier.as_str(),
+            c.kit.map(|k| format!("`{k}`")).unwrap_or_default(),
             c.feature.unwrap_or(""),
             c.rule,
             c.doc,
@@ -74,4 +113,29 @@ pub fn markdown<C>(checks: &[Check<C>]) -> String {
         ));
     }
     out
+}
+
+/// For the README tests: whether `readme` holds `table` right after the
+/// heading `heading`; with `BLESS=1` in the environment a stale table there
+/// is rewritten in the file (and the test passes).
+#[cfg(test)]
+pub(crate) fn readme_has(heading: &str, table: &str) -> bool {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+    let readme = std::fs::read_to_string(path).expect("README.md");
+    if readme.contains(table) {
+        return true;
+    }
+    if std::env::var_os("BLESS").is_none() {
+        return false;
+    }
+    let at = readme.find(heading).expect("the heading is in the README");
+    let start = at + readme[at..].find("\n|").expect("a table after the heading") + 1;
+    let end = start
+        + readme[start..]
+            .find("\n\n")
+            .map(|n| n + 1)
+            .unwrap_or(readme.len() - start);
+    let blessed = format!("{}{}{}", &readme[..start], table, &readme[end..]);
+    std::fs::write(path, blessed).expect("README.md written");
+    true
 }

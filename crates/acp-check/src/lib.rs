@@ -2,8 +2,11 @@
 //! clients, the library behind `acp check agent` and `acp check client`.
 //!
 //! # Design
-//! - **Checks are data.** A [`Check`] has a name
-//!   (`area.what`), an area, the protocol docs section it comes from, the
+//! - **Checks are data, each a requirement.** A [`Check`] has a name
+//!   (`area.what`, the stable requirement id), an area, a [`Tier`]
+//!   (MANDATORY, CAPABILITY, ADVISORY, INFORMATIONAL: the official kit
+//!   `acp-tck`'s model), the kit's id of the same requirement where it has
+//!   one (`ACP-INIT-001`), the protocol docs section it comes from, the
 //!   feature it needs (for `--expect`), and a run function. The list is
 //!   [`agent::CHECKS`]; the crate README prints it.
 //! - **The checker speaks raw JSON-RPC**, not through the `acp` runtime: it
@@ -22,10 +25,19 @@
 //! - **The acting client is real**: fs and terminal calls of an agent under
 //!   test are answered by `acp-host` in a temporary workspace.
 //! - **The report** ([`report`]) is one result per check (PASS, FAIL with
-//!   the reason and the offending message shortened, SKIP with the reason),
-//!   grouped by area, rendered as text, JSON or JUnit XML, and filtered by
+//!   the reason and the offending message shortened, SKIP with the reason,
+//!   NOT TESTED when the peer had stopped answering), grouped by tier, with
+//!   the counts per tier and the verdict: CONFORMANT unless a MANDATORY or
+//!   CAPABILITY requirement failed. It is rendered as text, JSON (with the
+//!   wire lines of each failure) or JUnit XML, and filtered by
 //!   `--only`/`--skip`, `--expect` (skips of claimed features fail) and
-//!   `--baseline` (known failures do not fail the run).
+//!   `--baseline` (known failures do not fail the run). Each result is
+//!   handed out as soon as it is decided ([`agent::run_with`]).
+//! - **Fail fast.** A response whose id matches no request ends the wait
+//!   for the one expected at once (a failure naming the id); a peer that
+//!   leaves a request unanswered for the whole `--timeout` (60 s by
+//!   default) is marked as stopped answering, and every later check that
+//!   needs it is NOT TESTED at once ([`wire::Wire::stall_after`]).
 //! - **For `acp check client`** the checker is the agent: `acp`
 //!   substitutes `{agent}` in the client's command line with a script that
 //!   runs a relay ([`client::relay`]) back to the judging process over a
@@ -65,4 +77,4 @@ pub mod strict;
 pub mod wire;
 
 pub use catalog::Check;
-pub use report::{CheckResult, Filters, Outcome, Report, Status};
+pub use report::{CheckResult, Filters, Outcome, Report, Requirement, Status, Tier};

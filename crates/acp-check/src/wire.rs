@@ -10,6 +10,7 @@ use crate::strict::{self, Envelope, Findings, Handler};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::Write as _;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
@@ -65,13 +66,29 @@ impl Event {
     }
 }
 
-/// Every line of a run, shared by its wires.
+/// Every line of a run, shared by its wires, and which wires stopped answering.
 #[derive(Debug)]
 pub struct Log {
     start: Instant,
     events: Mutex<Vec<Event>>,
     trace: Mutex<Option<std::fs::File>>,
+    /// Why a wire stopped answering (a request it left unanswered for the
+    /// full timeout), by wire.
+    stalled: Mutex<HashMap<usize, String>>,
+    /// How many waits were cut short because their wire had stalled.
+    cut_short: AtomicUsize,
 }
+
+/// What a reason says when the peer stopped answering: the checks that
+/// needed it are NOT TESTED rather than failed or skipped.
+pub const STOPPED_ANSWERING: &str = "stopped answering";
+
+/// Whether `why` (a step's failure) is that the peer did not answer in time.
+pub fn is_unanswered(why: &str) -> bool {
+    why.contains(STOPPED_ANSWERING) || why.contains(NO_RESPONSE)
+}
+
+const NO_RESPONSE: &str = "no response within";
 
 impl Log {
     /// A log; `trace` receives every line as JSON (`{"wire","dir","ms","line"}`).
@@ -80,7 +97,29 @@ impl Log {
             start: Instant::now(),
             events: Mutex::new(Vec::new()),
             trace: Mutex::new(trace),
+            stalled: Mutex::default(),
+            cut_short: AtomicUsize::new(0),
         })
+    }
+
+    /// Marks `wire` as stopped answering, and why (the first reason stays).
+    pub fn stall(&self, wire: usize, why: String) {
+        self.stalled.lock().unwrap().entry(wire).or_insert(why);
+    }
+
+    /// Why `wire` stopped answering, if it did.
+    pub fn stalled(&self, wire: usize) -> Option<String> {
+        self.stalled.lock().unwrap().get(&wire).cloned()
+    }
+
+    /// How many waits so far were cut short because their wire had stalled.
+    pub fn cut_short(&self) -> usize {
+        self.cut_short.load(Ordering::Relaxed)
+    }
+
+    /// Counts a wait cut short.
+    pub fn note_cut_short(&self) {
+        self.cut_short.fetch_add(1, Ordering::Relaxed);
     }
 
     fn push(&self, mut event: Event) -> usize {
@@ -147,6 +186,9 @@ pub struct Received {
     pub envelope: Option<Envelope>,
     /// The line.
     pub line: String,
+    /// A response whose id (not null) matches no request sent and not yet
+    /// answered.
+    pub unknown_id: bool,
 }
 
 /// How the peer's requests are answered: a function from (method, params)
@@ -176,6 +218,9 @@ pub struct Wire {
     answer: Option<Answer>,
     /// Requests from the peer are handed over unanswered (the checker is the agent).
     manual: bool,
+    /// A wait for a response at least this long that passes unanswered
+    /// marks the peer as stopped answering (see [`Wire::stall_after`]).
+    stall_after: Option<Duration>,
     next_id: i64,
     closed: bool,
 }
@@ -251,6 +296,7 @@ impl Wire {
             pending: Arc::default(),
             answer: None,
             manual: false,
+            stall_after: None,
             next_id: 1,
             closed: false,
         }
@@ -260,6 +306,14 @@ impl Wire {
     /// they are answered -32601).
     pub fn answer_with(&mut self, answer: Answer) {
         self.answer = Some(answer);
+    }
+
+    /// From now on, a request left unanswered for `timeout` (the full
+    /// per-request timeout) marks the peer as stopped answering: later waits
+    /// for a response end at once, and the checks that needed them are NOT
+    /// TESTED. The peer costs one timeout, not one per request.
+    pub fn stall_after(&mut self, timeout: Duration) {
+        self.stall_after = Some(timeout);
     }
 
     /// Hands the peer's requests over unanswered from now on: the caller
@@ -382,8 +436,10 @@ impl Wire {
             findings.note("", "an empty line".into());
         }
         let value: Option<Value> = serde_json::from_str(&line).ok();
+        let mut unknown_id = false;
         if let Some(Envelope::Response { id, .. }) = &envelope {
-            self.pending.lock().unwrap().remove(&id_key(id));
+            let known = self.pending.lock().unwrap().remove(&id_key(id)).is_some();
+            unknown_id = !known && !id.is_null();
         }
         let seq = self.log.push(Event {
             seq: 0,
@@ -405,6 +461,7 @@ impl Wire {
             value,
             envelope,
             line,
+            unknown_id,
         })
     }
 
@@ -462,26 +519,59 @@ impl Wire {
         self.wait_response(&id, sent, wait).await
     }
 
-    /// Waits for the response to `id` (sent at log place `sent`).
+    /// Waits for the response to `id` (sent at log place `sent`). A
+    /// response whose id matches no request ends the wait at once (the
+    /// call's [`stray`](Call::stray)); so does a peer that already stopped
+    /// answering ([`stall_after`](Self::stall_after)).
     pub async fn wait_response(&mut self, id: &Value, sent: usize, wait: Duration) -> Call {
+        let mut call = Call {
+            sent,
+            response: None,
+            closed: false,
+            stray: None,
+            stalled: None,
+        };
+        if let Some(why) = self.log.stalled(self.id) {
+            self.log.note_cut_short();
+            call.stalled = Some(why);
+            return call;
+        }
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             let Some(got) = self.next(left).await else {
-                return Call {
-                    sent,
-                    response: None,
-                    closed: self.closed,
-                };
+                call.closed = self.closed;
+                if !self.closed
+                    && let Some(limit) = self.stall_after
+                    && wait >= limit
+                {
+                    let method = self.log.since(sent).first().and_then(|e| {
+                        e.value
+                            .as_ref()
+                            .and_then(|v| v.get("method"))
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                    });
+                    self.log.stall(
+                        self.id,
+                        format!(
+                            "the peer {STOPPED_ANSWERING}: {} (id {id}) got no response within {} s",
+                            method.unwrap_or_else(|| "a request".into()),
+                            wait.as_secs_f32()
+                        ),
+                    );
+                }
+                return call;
             };
-            if let Some(Envelope::Response { id: got_id, .. }) = &got.envelope
-                && id_key(got_id) == id_key(id)
-            {
-                return Call {
-                    sent,
-                    response: Some(got),
-                    closed: false,
-                };
+            if let Some(Envelope::Response { id: got_id, .. }) = &got.envelope {
+                if id_key(got_id) == id_key(id) {
+                    call.response = Some(got);
+                    return call;
+                }
+                if got.unknown_id {
+                    call.stray = Some(got);
+                    return call;
+                }
             }
         }
     }
@@ -507,6 +597,10 @@ pub struct Call {
     pub response: Option<Received>,
     /// Whether the peer's output ended before it came.
     pub closed: bool,
+    /// A response whose id matched no request, which ended the wait.
+    pub stray: Option<Received>,
+    /// Why the wait did not start: the peer had stopped answering.
+    pub stalled: Option<String>,
 }
 
 impl Call {
@@ -527,10 +621,28 @@ impl Call {
 
     /// The response line, or why there is none.
     pub fn describe(&self) -> String {
-        match &self.response {
-            Some(r) => r.line.clone(),
-            None if self.closed => "the peer closed its output".into(),
-            None => "no response in time".into(),
+        if let Some(r) = &self.response {
+            return r.line.clone();
+        }
+        if let Some(stray) = &self.stray {
+            let id = stray
+                .value
+                .as_ref()
+                .and_then(|v| v.get("id"))
+                .map(Value::to_string)
+                .unwrap_or_default();
+            return format!(
+                "a response with id {id}, which matches no request: {}",
+                stray.line
+            );
+        }
+        if let Some(why) = &self.stalled {
+            return format!("not waited for: {why}");
+        }
+        if self.closed {
+            "the peer closed its output".into()
+        } else {
+            format!("{NO_RESPONSE} the timeout")
         }
     }
 }

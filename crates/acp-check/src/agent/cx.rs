@@ -116,9 +116,15 @@ pub struct AgentCx {
     probe: Option<Result<Peer, String>>,
 }
 
-/// What a check reports when a step it needs failed.
+/// What a check reports when a step it needs failed: SKIP, or NOT TESTED
+/// when the step failed because the agent stopped answering.
 pub(super) fn needs(step: &str, why: &str) -> Outcome {
-    Outcome::skip(format!("needs {step}, which failed: {why}"))
+    let reason = format!("needs {step}, which failed: {why}");
+    if crate::wire::is_unanswered(why) {
+        Outcome::not_tested(reason)
+    } else {
+        Outcome::skip(reason)
+    }
 }
 
 impl AgentCx {
@@ -169,6 +175,7 @@ impl AgentCx {
         )
         .map_err(|e| e.to_string())?;
         peer.wire.answer_with(self.acting.answer());
+        peer.wire.stall_after(self.opts.timeout);
         Ok(peer)
     }
 

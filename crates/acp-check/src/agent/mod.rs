@@ -29,14 +29,23 @@ pub use acting::Acting;
 pub use checks::CHECKS;
 pub use cx::{AgentCx, AgentOptions, DEFAULT_CANCEL_PROMPT, DEFAULT_PROMPT, Init, Session, Turn};
 
-use crate::report::Report;
+use crate::report::{CheckResult, Report};
 
 /// Runs `acp check agent` and returns its report.
 pub async fn run(opts: AgentOptions) -> std::io::Result<Report> {
+    run_with(opts, &mut |_| {}).await
+}
+
+/// [`run`], handing each result to `decided` as soon as it is decided.
+pub async fn run_with(
+    opts: AgentOptions,
+    decided: &mut (dyn FnMut(&CheckResult) + Send),
+) -> std::io::Result<Report> {
     let command = opts.command.join(" ");
     let filters = opts.filters.clone();
     let mut cx = AgentCx::new(opts)?;
-    let results = crate::catalog::run_all(CHECKS, &mut cx, &filters).await;
+    let log = cx.log.clone();
+    let results = crate::catalog::run_all(CHECKS, &mut cx, &log, &filters, decided).await;
     cx.shutdown().await;
     Ok(Report {
         side: "agent".into(),

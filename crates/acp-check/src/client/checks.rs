@@ -6,13 +6,13 @@
 
 use super::cx::ClientCx;
 use crate::catalog::Check;
-use crate::report::Outcome;
+use crate::report::{Outcome, Tier};
 use crate::strict::Envelope;
 use crate::wire::Dir;
 use std::collections::HashSet;
 
 macro_rules! checks {
-    ($(($name:literal, $area:literal, $doc:literal, $feature:expr, $rule:literal)),* $(,)?) => {
+    ($(($name:literal, $area:literal, $doc:literal, $feature:expr, $tier:ident, $kit:expr, $rule:literal)),* $(,)?) => {
         /// Every check of `acp check client`.
         pub static CHECKS: &[Check<ClientCx>] = &[$(
             Check {
@@ -20,6 +20,8 @@ macro_rules! checks {
                 area: $area,
                 doc: $doc,
                 feature: $feature,
+                tier: Tier::$tier,
+                kit: $kit,
                 rule: $rule,
                 run: |cx| Box::pin(std::future::ready(cx.judged($name))),
             }
@@ -33,12 +35,16 @@ checks![
         "initialize",
         "initialization",
         None,
+        Mandatory,
+        None,
         "the client's first message is `initialize`, well-formed"
     ),
     (
         "initialize.version",
         "initialize",
         "initialization#protocol-version",
+        None,
+        Mandatory,
         None,
         "`protocolVersion` is the integer version the client speaks"
     ),
@@ -47,12 +53,16 @@ checks![
         "initialize",
         "initialization#client-capabilities",
         None,
+        Mandatory,
+        None,
         "`clientCapabilities` says what the client offers (fs, terminal)"
     ),
     (
         "session.new",
         "session",
         "session-setup#creating-a-session",
+        None,
+        Mandatory,
         None,
         "`session/new` has an absolute cwd and a list of MCP servers"
     ),
@@ -61,12 +71,16 @@ checks![
         "session",
         "prompt-turn#1-user-message",
         None,
+        Mandatory,
+        None,
         "`session/prompt` names the session `session/new` answered, with content blocks"
     ),
     (
         "updates.burst",
         "updates",
         "prompt-turn#3-agent-reports-output",
+        None,
+        Advisory,
         None,
         "after 1,000 `agent_message_chunk` notifications the client still answers"
     ),
@@ -75,12 +89,16 @@ checks![
         "updates",
         "prompt-turn#3-agent-reports-output",
         None,
+        Advisory,
+        None,
         "after a 1 MiB message chunk the client still answers"
     ),
     (
         "updates.unicode",
         "updates",
         "content#text-content",
+        None,
+        Mandatory,
         None,
         "after a chunk of non-ASCII text (combining marks, emoji, bidi controls) the client still answers"
     ),
@@ -89,12 +107,16 @@ checks![
         "updates",
         "extensibility",
         None,
+        Advisory,
+        None,
         "a session update of an unknown kind does not break the client"
     ),
     (
         "updates.ext-notification",
         "updates",
         "extensibility#extension-notifications",
+        None,
+        Mandatory,
         None,
         "an unknown `_` notification does not break the client"
     ),
@@ -103,12 +125,16 @@ checks![
         "rpc",
         "overview",
         None,
+        Advisory,
+        None,
         "an unknown method is answered -32601"
     ),
     (
         "rpc.ext-method-not-found",
         "rpc",
         "extensibility#extension-methods",
+        None,
+        Advisory,
         None,
         "an unknown `_` method is answered -32601"
     ),
@@ -117,12 +143,16 @@ checks![
         "rpc",
         "overview",
         None,
+        Mandatory,
+        None,
         "a string id (`\"7\"`) is echoed as that string"
     ),
     (
         "rpc.large-id",
         "rpc",
         "overview",
+        None,
+        Mandatory,
         None,
         "a large numeric id (2^53 - 1) is echoed exactly"
     ),
@@ -131,6 +161,8 @@ checks![
         "rpc",
         "overview",
         None,
+        Advisory,
+        None,
         "`session/request_permission` with params of the wrong types is answered -32602"
     ),
     (
@@ -138,6 +170,8 @@ checks![
         "fs",
         "file-system#reading-files",
         Some("fs-read"),
+        Capability,
+        None,
         "`fs/read_text_file` answers the file's content exactly"
     ),
     (
@@ -145,6 +179,8 @@ checks![
         "fs",
         "file-system#reading-files",
         Some("fs-read"),
+        Capability,
+        None,
         "`fs/read_text_file` with `line` 2 and `limit` 2 answers those two lines"
     ),
     (
@@ -152,12 +188,16 @@ checks![
         "fs",
         "file-system#reading-files",
         Some("fs-read"),
+        Advisory,
+        None,
         "reading a file that does not exist is an error (-32002 resource not found), not a result"
     ),
     (
         "permission.all-kinds",
         "permission",
         "tool-calls#requesting-permission",
+        None,
+        Mandatory,
         None,
         "a request offering all four option kinds is answered `selected` with an offered id, or `cancelled`"
     ),
@@ -166,6 +206,8 @@ checks![
         "permission",
         "tool-calls#permission-options",
         None,
+        Mandatory,
+        None,
         "requests offering only allow_once, allow_always, reject_once or reject_always are answered with that option or `cancelled`"
     ),
     (
@@ -173,6 +215,8 @@ checks![
         "fs",
         "file-system#writing-files",
         Some("fs-write"),
+        Capability,
+        None,
         "`fs/write_text_file` answered with success has written the file on disk"
     ),
     (
@@ -180,6 +224,8 @@ checks![
         "terminal",
         "terminals#executing-commands",
         Some("terminal"),
+        Capability,
+        None,
         "`terminal/create` with env and cwd answers a terminal id"
     ),
     (
@@ -187,6 +233,8 @@ checks![
         "terminal",
         "terminals#executing-commands",
         Some("terminal"),
+        Capability,
+        None,
         "the command sees the environment variable it was given"
     ),
     (
@@ -194,6 +242,8 @@ checks![
         "terminal",
         "terminals#executing-commands",
         Some("terminal"),
+        Capability,
+        None,
         "the command runs in the cwd it was given"
     ),
     (
@@ -201,6 +251,8 @@ checks![
         "terminal",
         "terminals#waiting-for-exit",
         Some("terminal"),
+        Capability,
+        None,
         "`terminal/wait_for_exit` answers exit code 0 for a command that succeeded"
     ),
     (
@@ -208,6 +260,8 @@ checks![
         "terminal",
         "terminals#getting-output",
         Some("terminal"),
+        Capability,
+        None,
         "`terminal/output` after the exit has the exit status, and is not truncated without a limit"
     ),
     (
@@ -215,6 +269,8 @@ checks![
         "terminal",
         "terminals#getting-output",
         Some("terminal"),
+        Capability,
+        None,
         "`exit 3` is reported as exit code 3 by `terminal/wait_for_exit` and `terminal/output`"
     ),
     (
@@ -222,6 +278,8 @@ checks![
         "terminal",
         "terminals#getting-output",
         Some("terminal"),
+        Capability,
+        None,
         "output over `outputByteLimit` keeps at most that many bytes, cut from the start on a character boundary, with `truncated: true`"
     ),
     (
@@ -229,6 +287,8 @@ checks![
         "terminal",
         "terminals#killing-commands",
         Some("terminal"),
+        Capability,
+        None,
         "`terminal/kill` stops the command; its exit and output can still be asked for"
     ),
     (
@@ -236,6 +296,8 @@ checks![
         "terminal",
         "terminals#releasing-terminals",
         Some("terminal"),
+        Capability,
+        None,
         "`terminal/release` succeeds"
     ),
     (
@@ -243,6 +305,8 @@ checks![
         "terminal",
         "terminals#releasing-terminals",
         Some("terminal"),
+        Advisory,
+        None,
         "a released terminal id is refused with an error"
     ),
     (
@@ -250,6 +314,8 @@ checks![
         "elicitation",
         "elicitation",
         Some("elicitation"),
+        Capability,
+        None,
         "a form `elicitation/create` is answered accept, decline or cancel; accepted content matches the form (required fields, types, bounds, offered choices)"
     ),
     (
@@ -257,12 +323,16 @@ checks![
         "elicitation",
         "elicitation",
         Some("elicitation-url"),
+        Capability,
+        None,
         "a URL `elicitation/create` is answered accept, decline or cancel; after an accept and `elicitation/complete` the client still answers"
     ),
     (
         "rpc.parse-error",
         "rpc",
         "overview",
+        None,
+        Informational,
         None,
         "a line that is not JSON is answered -32700 with id null"
     ),
@@ -271,6 +341,8 @@ checks![
         "rpc",
         "transports#stdio",
         None,
+        Advisory,
+        None,
         "after garbage the client still answers requests"
     ),
     (
@@ -278,6 +350,8 @@ checks![
         "cancel",
         "prompt-turn#cancellation",
         Some("cancel"),
+        Advisory,
+        None,
         "interrupted (SIGINT) during a turn, the client sends `session/cancel` for the session"
     ),
     (
@@ -285,12 +359,16 @@ checks![
         "permission",
         "prompt-turn#cancellation",
         Some("cancel-pending"),
+        Mandatory,
+        None,
         "a permission request pending when the client cancels is answered `cancelled`"
     ),
     (
         "wire.json-lines",
         "wire",
         "transports#stdio",
+        None,
+        Mandatory,
         None,
         "everything the client writes to the agent's stdin is JSON-RPC messages, one per line"
     ),
@@ -299,12 +377,16 @@ checks![
         "wire",
         "schema",
         None,
+        Mandatory,
+        None,
         "every message matches the schema's types strictly (unknown fields are notes)"
     ),
     (
         "wire.responses-match",
         "wire",
         "overview",
+        None,
+        Mandatory,
         None,
         "every response answers a request the agent sent, once"
     ),
@@ -413,11 +495,10 @@ mod tests {
 
     #[test]
     fn the_readme_lists_every_client_check() {
-        let readme = include_str!("../../README.md");
         let table = crate::catalog::markdown(CHECKS);
         assert!(
-            readme.contains(&table),
-            "the client check table in README.md is stale; put the output of `acp check client --list` there:\n{table}"
+            crate::catalog::readme_has("### The client checks", &table),
+            "the client requirement table in README.md is stale; put the output of `acp check client --list` there (or run the test with BLESS=1):\n{table}"
         );
         let mut names: Vec<&str> = CHECKS.iter().map(|c| c.name).collect();
         names.sort_unstable();

@@ -49,8 +49,11 @@ pub struct ClientCx {
     pub(super) next_tool: usize,
     /// A request went unanswered for `--timeout`: later ones wait 1 s at
     /// most, so a client that stopped answering does not hold the run for
-    /// a timeout per request.
-    pub(super) silent: bool,
+    /// a timeout per request; why.
+    pub(super) silent: Option<String>,
+    /// A wait was cut short since the last outcome recorded (the client had
+    /// stopped answering): that outcome is NOT TESTED.
+    pub(super) cut_short: bool,
 }
 
 /// How long the checker keeps listening for late messages.
@@ -81,7 +84,8 @@ impl ClientCx {
             cancelled: None,
             extra_agents: Arc::default(),
             next_tool: 0,
-            silent: false,
+            silent: None,
+            cut_short: false,
         })
     }
 
@@ -99,8 +103,17 @@ impl ClientCx {
         self.dir.path().join("agent.sock")
     }
 
-    /// Records `outcome` for the check `name` (the first one stays).
+    /// Records `outcome` for the check `name` (the first one stays). An
+    /// outcome other than a pass that a cut-short wait went into is NOT
+    /// TESTED: the client had stopped answering.
     pub(super) fn record(&mut self, name: &'static str, outcome: Outcome) {
+        let outcome = match (&self.silent, self.cut_short) {
+            (Some(why), true) if outcome.status != crate::Status::Pass => {
+                Outcome::not_tested(format!("not tested: {why}"))
+            }
+            _ => outcome,
+        };
+        self.cut_short = false;
         self.results.entry(name).or_insert(outcome);
     }
 
@@ -179,32 +192,52 @@ impl ClientCx {
 
     pub(super) async fn wait_response(&mut self, id: &Value, sent: usize, wait: Duration) -> Call {
         let long = wait >= self.opts.timeout;
-        let wait = if self.silent {
+        let was_silent = self.silent.is_some();
+        let wait = if was_silent {
             wait.min(Duration::from_secs(1))
         } else {
             wait
         };
         let deadline = tokio::time::Instant::now() + wait;
+        let mut call = Call {
+            sent,
+            response: None,
+            closed: false,
+            stray: None,
+            stalled: None,
+        };
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             let Some(got) = self.next(left).await else {
-                let closed = self.wire().is_closed();
-                if long && !closed {
-                    self.silent = true;
+                call.closed = self.wire().is_closed();
+                if was_silent {
+                    self.cut_short = true;
+                    call.stalled = self.silent.clone();
+                } else if long && !call.closed {
+                    let method = self.log.since(sent).first().and_then(|e| {
+                        e.value
+                            .as_ref()
+                            .and_then(|v| v.get("method"))
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                    });
+                    self.silent = Some(format!(
+                        "the client {}: {} (id {id}) got no response within {} s",
+                        crate::wire::STOPPED_ANSWERING,
+                        method.unwrap_or_else(|| "a request".into()),
+                        wait.as_secs_f32()
+                    ));
                 }
-                return Call {
-                    sent,
-                    response: None,
-                    closed,
-                };
+                return call;
             };
             match &got.envelope {
                 Some(Envelope::Response { id: got_id, .. }) if got_id == id => {
-                    return Call {
-                        sent,
-                        response: Some(got),
-                        closed: false,
-                    };
+                    call.response = Some(got);
+                    return call;
+                }
+                Some(Envelope::Response { .. }) if got.unknown_id => {
+                    call.stray = Some(got);
+                    return call;
                 }
                 Some(Envelope::Request { id, method }) => {
                     let (id, method) = (id.clone(), method.clone());

@@ -58,16 +58,26 @@ pub use checks::CHECKS;
 pub use cx::{ClientCx, Session};
 pub use options::{ClientOptions, CommandLineError, PLACEHOLDER, shell_quote, substitute};
 
-use crate::report::Report;
+use crate::report::{CheckResult, Report};
 
 /// Runs `acp check client` and returns its report.
 pub async fn run(opts: ClientOptions) -> std::io::Result<Report> {
+    run_with(opts, &mut |_| {}).await
+}
+
+/// [`run`], handing each result to `decided` as soon as it is decided
+/// (the client's life runs first, then the results come one by one).
+pub async fn run_with(
+    opts: ClientOptions,
+    decided: &mut (dyn FnMut(&CheckResult) + Send),
+) -> std::io::Result<Report> {
     let command = opts.command.join(" ");
     let filters = opts.filters.clone();
     let mut cx = ClientCx::new(opts)?;
     // The life runs before the checks (it is one turn, driven by the client).
     life::live(&mut cx).await;
-    let results = crate::catalog::run_all(CHECKS, &mut cx, &filters).await;
+    let log = cx.log.clone();
+    let results = crate::catalog::run_all(CHECKS, &mut cx, &log, &filters, decided).await;
     Ok(Report {
         side: "client".into(),
         command,

@@ -218,6 +218,8 @@ async fn with_id(cx: &mut ClientCx, id: Value, method: &str) -> (Call, Outcome) 
                 sent,
                 response: None,
                 closed,
+                stray: None,
+                stalled: None,
             };
             let o = Outcome::fail(call.describe());
             return (call, o);
@@ -237,7 +239,20 @@ async fn with_id(cx: &mut ClientCx, id: Value, method: &str) -> (Call, Outcome) 
                     sent,
                     response: Some(got),
                     closed: false,
+                    stray: None,
+                    stalled: None,
                 };
+                return (call, o);
+            }
+            Some(Envelope::Response { .. }) if got.unknown_id => {
+                let call = Call {
+                    sent,
+                    response: None,
+                    closed: false,
+                    stray: Some(got),
+                    stalled: None,
+                };
+                let o = Outcome::fail(call.describe());
                 return (call, o);
             }
             Some(Envelope::Request { id, method }) => {

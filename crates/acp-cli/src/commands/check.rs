@@ -8,7 +8,7 @@ use crate::cli::check::{
 use crate::exit::Failure;
 use acp_check::agent::{self, AgentOptions};
 use acp_check::client::{self, ClientOptions};
-use acp_check::{Filters, Report};
+use acp_check::{CheckResult, Filters, Report};
 use std::time::Duration;
 
 fn seconds(value: f64, name: &str) -> Result<Duration, Failure> {
@@ -73,7 +73,7 @@ async fn run_agent(args: AgentCheckArgs) -> Result<u8, Failure> {
     opts.cancel_within = seconds(args.cancel_within, "--cancel-within")?;
     opts.trace = args.common.trace.clone();
     opts.filters = filters(&args.common)?;
-    let report = agent::run(opts)
+    let report = agent::run_with(opts, &mut progress)
         .await
         .map_err(|e| Failure::usage(format!("cannot run the checks: {e}")))?;
     write_report(&report, &args.common)
@@ -103,10 +103,19 @@ async fn run_client(args: ClientCheckArgs) -> Result<u8, Failure> {
     opts.interrupt = !args.no_interrupt;
     opts.trace = args.common.trace.clone();
     opts.filters = filters(&args.common)?;
-    let report = client::run(opts)
+    let report = client::run_with(opts, &mut progress)
         .await
         .map_err(|e| Failure::usage(format!("cannot run the checks: {e}")))?;
     write_report(&report, &args.common)
+}
+
+/// Each result on stderr as soon as it is decided, so a long run shows its
+/// progress; the report proper goes to stdout at the end.
+fn progress(result: &CheckResult) {
+    use std::io::Write as _;
+    let text = result.text();
+    let line = format!("[{}] {}", result.tier.as_str(), text.trim_start());
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
 fn write_report(report: &Report, common: &CommonArgs) -> Result<u8, Failure> {

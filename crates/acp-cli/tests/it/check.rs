@@ -46,18 +46,33 @@ fn the_test_agent_passes_with_every_feature_it_has_expected() {
         ],
     );
     assert_code(&out, 0);
-    let last = out.stdout.lines().last().unwrap_or("");
+    let last: Vec<&str> = out.stdout.lines().rev().take(2).collect();
     // Skipped: auth (no --auth), close and delete (not advertised).
-    assert_eq!(last, "38 passed, 0 failed, 3 skipped", "{}", out.stdout);
+    assert_eq!(
+        last,
+        ["VERDICT: CONFORMANT", "38 passed, 0 failed, 3 skipped"],
+        "{}",
+        out.stdout
+    );
     for line in [
-        "  PASS cancel.stop-reason",
-        "  PASS session.load-fresh-process",
-        "  PASS terminals.released",
-        "  PASS rpc.large-id",
-        "  SKIP session.close: the agent does not advertise sessionCapabilities.close",
+        "\nMANDATORY\n",
+        "\nCAPABILITY\n",
+        "  PASS cancel.stop-reason (ACP-CANCEL-001)\n",
+        "  PASS session.load-fresh-process\n",
+        "  PASS terminals.released\n",
+        "  PASS rpc.large-id\n",
+        "  SKIP session.close (ACP-CLOSE-001): the agent does not advertise sessionCapabilities.close\n",
+        "\nMANDATORY: 18 passed, 0 failed, 0 skipped\n",
     ] {
         assert!(out.stdout.contains(line), "{line}\n{}", out.stdout);
     }
+    // Each result was printed to stderr as soon as it was decided.
+    assert!(
+        out.stderr
+            .starts_with("[MANDATORY] PASS initialize.response (ACP-INIT-001)\n"),
+        "{}",
+        out.stderr
+    );
     let xml = read(&junit);
     assert!(
         xml.contains("tests=\"41\" failures=\"0\" skipped=\"3\""),
@@ -81,8 +96,11 @@ fn a_claimed_feature_that_is_missing_fails_and_a_baseline_forgives_it() {
     );
     assert_code(&out, 1);
     let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(report["checks"][0]["name"], "session.modes");
+    assert_eq!(report["checks"][0]["id"], "session.modes");
+    assert_eq!(report["checks"][0]["tier"], "CAPABILITY");
+    assert_eq!(report["checks"][0]["kit"], "ACP-MODES-001");
     assert_eq!(report["checks"][0]["status"], "FAIL");
+    assert_eq!(report["verdict"], "NOT CONFORMANT");
     assert_eq!(
         report["checks"][0]["reason"],
         "skipped, but --expect claims modes: session/new answered no modes"
@@ -103,7 +121,7 @@ fn a_claimed_feature_that_is_missing_fails_and_a_baseline_forgives_it() {
     assert_code(&out, 0);
     assert!(
         out.stdout
-            .ends_with("0 passed, 0 failed, 0 skipped (1 known failures in the baseline)\n"),
+            .ends_with("0 passed, 0 failed, 0 skipped (1 known failures in the baseline)\nVERDICT: NOT CONFORMANT (every deciding failure is in the baseline)\n"),
         "{}",
         out.stdout
     );

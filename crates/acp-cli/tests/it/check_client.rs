@@ -49,8 +49,9 @@ fn acp_exec_passes_as_a_client() {
     ] {
         assert!(out.stdout.contains(line), "{line}\n{}", out.stdout);
     }
-    let last = out.stdout.lines().last().unwrap_or("");
-    assert!(last.contains(" 0 failed"), "{}", out.stdout);
+    let last: Vec<&str> = out.stdout.lines().rev().take(2).collect();
+    assert_eq!(last[0], "VERDICT: CONFORMANT", "{}", out.stdout);
+    assert!(last[1].contains(" 0 failed"), "{}", out.stdout);
     assert!(read(&junit).contains("failures=\"0\""));
 }
 

@@ -107,13 +107,18 @@ impl Report {
         self.text
             .lines()
             .filter_map(|l| l.strip_prefix(&prefix))
-            .map(|rest| rest.split(':').next().unwrap_or(rest).trim().to_string())
+            .map(|rest| {
+                let name = rest.split(':').next().unwrap_or(rest);
+                // `name (KIT-ID)`: the official kit's id of the requirement.
+                name.split(" (").next().unwrap_or(name).trim().to_string()
+            })
             .collect()
     }
 
     /// Fails unless `ran` checks ran, exactly `skips` were skipped and
     /// nothing failed but the `known` failures (each of which must still
-    /// fail), with exit code 0.
+    /// fail), the verdict is CONFORMANT (so the known failures are all
+    /// ADVISORY or INFORMATIONAL) and the exit code 0.
     #[track_caller]
     fn assert(&self, ran: usize, skips: &BTreeSet<String>, known: &BTreeSet<String>) {
         let shown = format!("--- report\n{}\n--- stderr\n{}", self.text, self.stderr);
@@ -129,8 +134,14 @@ impl Report {
             ran - skips.len() - known.len(),
             skips.len()
         );
+        let mut end = self.text.lines().rev();
+        assert_eq!(
+            end.next(),
+            Some("VERDICT: CONFORMANT"),
+            "the verdict\n{shown}"
+        );
         assert!(
-            self.text.lines().last().unwrap_or("").starts_with(&last),
+            end.next().unwrap_or("").starts_with(&last),
             "expected {last:?}\n{shown}"
         );
     }

@@ -19,15 +19,18 @@ mod wire;
 
 use super::cx::AgentCx;
 use crate::catalog::Check;
+use crate::report::Tier;
 use shared::IntoOutcome;
 
 macro_rules! check {
-    ($name:literal, $area:literal, $doc:literal, $feature:expr, $rule:literal, $f:path) => {
+    ($name:literal, $area:literal, $doc:literal, $feature:expr, $tier:ident, $kit:expr, $rule:literal, $f:path) => {
         Check {
             name: $name,
             area: $area,
             doc: $doc,
             feature: $feature,
+            tier: Tier::$tier,
+            kit: $kit,
             rule: $rule,
             run: |cx| Box::pin(async move { $f(cx).await.into_outcome() }),
         }
@@ -41,6 +44,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "initialize",
         "initialization",
         None,
+        Mandatory,
+        Some("ACP-INIT-001"),
         "`initialize` is answered with a well-formed result",
         initialize::initialize_response
     ),
@@ -49,6 +54,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "initialize",
         "initialization#protocol-version",
         None,
+        Mandatory,
+        Some("ACP-INIT-002"),
         "asked for version 1, the agent answers 1",
         initialize::initialize_version
     ),
@@ -57,6 +64,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "initialize",
         "initialization#protocol-version",
         None,
+        Mandatory,
+        Some("ACP-INIT-003"),
         "asked for a version it cannot support, the agent answers with one it supports (not an error)",
         initialize::unsupported_version
     ),
@@ -65,6 +74,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "initialize",
         "initialization",
         None,
+        Advisory,
+        Some("ACP-AUTH-001"),
         "auth methods have distinct ids and names",
         initialize::auth_methods
     ),
@@ -73,6 +84,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "auth",
         "initialization",
         Some("auth"),
+        Capability,
+        Some("ACP-AUTH-003"),
         "`authenticate` with `--auth METHOD` (an advertised method) succeeds",
         initialize::authenticate
     ),
@@ -81,6 +94,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "session",
         "session-setup#creating-a-session",
         None,
+        Mandatory,
+        Some("ACP-SESSION-001"),
         "`session/new` with an absolute cwd answers a session id",
         session::session_new
     ),
@@ -89,6 +104,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "session",
         "session-modes",
         Some("modes"),
+        Capability,
+        Some("ACP-MODES-001"),
         "the current mode is one of the available modes, whose ids are distinct",
         session::session_modes
     ),
@@ -97,6 +114,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "session",
         "session-config-options",
         Some("config-options"),
+        Capability,
+        Some("ACP-CONFIG-001"),
         "config option ids are distinct; a select's current value is one of its options",
         session::config_options
     ),
@@ -105,6 +124,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "session",
         "session-setup",
         None,
+        Informational,
+        Some("ACP-INFO-UNKNOWNSESSION-001"),
         "a prompt to a session that does not exist is answered with an error",
         session::unknown_session
     ),
@@ -113,6 +134,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "prompt",
         "prompt-turn",
         None,
+        Mandatory,
+        Some("ACP-PROMPT-001"),
         "a text prompt (`--prompt`) is answered with a stop reason",
         prompt::prompt_text
     ),
@@ -121,6 +144,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "prompt",
         "content#resource-link",
         None,
+        Advisory,
+        Some("ACP-PROMPT-003"),
         "a prompt with a resource link is answered with a stop reason (every agent must accept it)",
         prompt::prompt_resource_link
     ),
@@ -129,6 +154,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "prompt",
         "prompt-turn#3-agent-reports-output",
         None,
+        Mandatory,
+        Some("ACP-PROMPT-002"),
         "every update of a turn carries the turn's session id",
         prompt::prompt_session_id
     ),
@@ -136,6 +163,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "prompt.no-update-after-response",
         "prompt",
         "prompt-turn#4-check-for-completion",
+        None,
+        Mandatory,
         None,
         "no turn content arrives after the prompt's response",
         prompt::no_update_after_response
@@ -145,6 +174,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "session",
         "session-modes#setting-the-current-mode",
         Some("modes"),
+        Capability,
+        Some("ACP-MODES-002"),
         "`session/set_mode` to another available mode succeeds",
         session::set_mode
     ),
@@ -153,6 +184,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "session",
         "session-config-options",
         Some("config-options"),
+        Capability,
+        Some("ACP-CONFIG-002"),
         "`session/set_config_option` succeeds and answers the option with its new value",
         session::set_config_option
     ),
@@ -161,6 +194,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "cancel",
         "prompt-turn#cancellation",
         None,
+        Mandatory,
+        Some("ACP-CANCEL-001"),
         "after `session/cancel` the turn ends with stop reason `cancelled` within `--cancel-within`",
         prompt::cancel_stop_reason
     ),
@@ -168,6 +203,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "cancel.session-usable",
         "cancel",
         "prompt-turn#cancellation",
+        None,
+        Mandatory,
         None,
         "after a cancelled turn the session answers another prompt",
         prompt::cancel_session_usable
@@ -177,6 +214,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "tools",
         "tool-calls#updating",
         Some("tools"),
+        Mandatory,
+        None,
         "every `tool_call_update` follows the `tool_call` it updates",
         tools::tools_follow
     ),
@@ -185,6 +224,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "tools",
         "tool-calls#status",
         Some("tools"),
+        Advisory,
+        None,
         "tool call statuses move forward (pending, in_progress, completed or failed) and stay finished",
         tools::tools_forward
     ),
@@ -193,6 +234,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "tools",
         "tool-calls#requesting-permission",
         Some("permission"),
+        Advisory,
+        None,
         "a permission request names a tool call announced before it",
         tools::permission_known
     ),
@@ -201,6 +244,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "terminals",
         "terminals#releasing-terminals",
         Some("terminal"),
+        Mandatory,
+        None,
         "every terminal created is released",
         tools::terminals_released
     ),
@@ -209,6 +254,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "fs",
         "file-system",
         Some("fs"),
+        Mandatory,
+        None,
         "fs paths and terminal cwds are absolute",
         tools::fs_absolute
     ),
@@ -217,6 +264,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "session",
         "session-setup#loading-sessions",
         Some("load"),
+        Capability,
+        Some("ACP-LOAD-002"),
         "`session/load` replays the history before its response",
         lifecycle::session_load
     ),
@@ -225,6 +274,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "session",
         "session-setup#loading-sessions",
         Some("load"),
+        Advisory,
+        None,
         "`session/load` in a new process of the agent replays the history before its response",
         lifecycle::session_load_fresh
     ),
@@ -233,6 +284,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "session",
         "session-list",
         Some("list"),
+        Capability,
+        Some("ACP-LIST-001"),
         "`session/list` answers well-formed pages, following `nextCursor` to the end",
         lifecycle::session_list
     ),
@@ -241,6 +294,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "session",
         "session-setup",
         Some("resume"),
+        Capability,
+        Some("ACP-RESUME-001"),
         "`session/resume` of the open session succeeds",
         lifecycle::session_resume
     ),
@@ -249,6 +304,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "session",
         "session-setup",
         Some("close"),
+        Capability,
+        Some("ACP-CLOSE-001"),
         "`session/close` succeeds and a prompt to the closed session is refused",
         lifecycle::session_close
     ),
@@ -257,6 +314,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "session",
         "session-list",
         Some("delete"),
+        Capability,
+        Some("ACP-DELETE-001"),
         "`session/delete` succeeds and the session leaves `session/list`",
         lifecycle::session_delete
     ),
@@ -265,6 +324,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "rpc",
         "overview",
         None,
+        Informational,
+        Some("ACP-INFO-PARSE-001"),
         "a line that is not JSON is answered -32700 with id null",
         rpc::parse_error
     ),
@@ -273,6 +334,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "rpc",
         "overview",
         None,
+        Informational,
+        Some("ACP-INFO-INVALIDREQ-001"),
         "a request whose method is not a string is answered -32600",
         rpc::invalid_request
     ),
@@ -281,6 +344,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "rpc",
         "overview",
         None,
+        Advisory,
+        Some("ACP-JSONRPC-004"),
         "an unknown method is answered -32601",
         rpc::method_not_found
     ),
@@ -288,6 +353,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "rpc.ext-method-not-found",
         "rpc",
         "extensibility#extension-methods",
+        None,
+        Advisory,
         None,
         "an unknown `_` method is answered -32601",
         rpc::ext_method_not_found
@@ -297,6 +364,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "rpc",
         "overview",
         None,
+        Advisory,
+        None,
         "`session/new` with params of the wrong types is answered -32602",
         rpc::invalid_params
     ),
@@ -305,6 +374,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "rpc",
         "overview",
         None,
+        Mandatory,
+        Some("ACP-JSONRPC-001"),
         "a string id (`\"7\"`) is echoed as that string",
         rpc::string_id
     ),
@@ -312,6 +383,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "rpc.large-id",
         "rpc",
         "overview",
+        None,
+        Mandatory,
         None,
         "a large numeric id (2^53 - 1) is echoed exactly",
         rpc::large_id
@@ -321,6 +394,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "rpc",
         "extensibility#extension-notifications",
         None,
+        Mandatory,
+        Some("ACP-JSONRPC-003"),
         "notifications, known or not, get no response",
         rpc::notification_unanswered
     ),
@@ -329,6 +404,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "rpc",
         "transports#stdio",
         None,
+        Advisory,
+        Some("ACP-JSONRPC-005"),
         "after garbage the agent still answers requests",
         rpc::garbage_survived
     ),
@@ -337,6 +414,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "rpc",
         "transports#stdio",
         None,
+        Advisory,
+        Some("ACP-SHUTDOWN-001"),
         "the agent exits within 5 s once its stdin ends",
         rpc::exit_on_eof
     ),
@@ -345,6 +424,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "wire",
         "transports#stdio",
         None,
+        Mandatory,
+        Some("ACP-TRANSPORT-001"),
         "everything the agent writes to stdout is JSON-RPC messages, one per line",
         wire::wire_json_lines
     ),
@@ -353,6 +434,8 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "wire",
         "schema",
         None,
+        Mandatory,
+        Some("ACP-SCHEMA-001"),
         "every message matches the schema's types strictly (unknown fields are notes)",
         wire::wire_strict
     ),
@@ -361,7 +444,27 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "wire",
         "overview",
         None,
+        Mandatory,
+        None,
         "every response answers a request the checker sent, once",
         wire::wire_responses
     ),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::CHECKS;
+
+    #[test]
+    fn the_readme_lists_every_agent_requirement() {
+        let table = crate::catalog::markdown(CHECKS);
+        assert!(
+            crate::catalog::readme_has("## The checks", &table),
+            "the agent requirement table in README.md is stale; put the output of `acp check agent --list` there (or run the test with BLESS=1):\n{table}"
+        );
+        let mut names: Vec<&str> = CHECKS.iter().map(|c| c.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), CHECKS.len(), "requirement ids are unique");
+    }
+}
