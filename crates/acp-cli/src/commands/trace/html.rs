@@ -82,20 +82,10 @@ const SCRIPT: &str = r#"
 })();
 "#;
 
-/// Escapes text for HTML content and attribute values.
+/// Escapes text for HTML content and attribute values (`&`, `<`, `>`, `'`
+/// and `"`).
 pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    quick_xml::escape::escape(text).into_owned()
 }
 
 fn script_hash() -> String {
