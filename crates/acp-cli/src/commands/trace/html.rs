@@ -340,7 +340,7 @@ mod tests {
     fn text_is_escaped_for_content_and_attributes() {
         assert_eq!(
             escape("<script>alert('x')</script> & \"q\""),
-            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;"
+            "&lt;script&gt;alert(&apos;x&apos;)&lt;/script&gt; &amp; &quot;q&quot;"
         );
     }
 
