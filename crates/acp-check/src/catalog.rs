@@ -120,6 +120,9 @@ pub fn markdown<C>(checks: &[Check<C>]) -> String {
 /// is rewritten in the file (and the test passes).
 #[cfg(test)]
 pub(crate) fn readme_has(heading: &str, table: &str) -> bool {
+    // The agent's and the client's tests run in parallel on the one file.
+    static README: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _only_one = README.lock().unwrap_or_else(|e| e.into_inner());
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
     let readme = std::fs::read_to_string(path).expect("README.md");
     if readme.contains(table) {

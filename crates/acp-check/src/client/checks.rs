@@ -388,7 +388,7 @@ checks![
         None,
         Mandatory,
         None,
-        "every response answers a request the agent sent, once"
+        "every response answers a request the agent sent, once; no request is left unanswered for `--timeout`"
     ),
 ];
 
@@ -479,6 +479,11 @@ pub(super) fn judge_wire(cx: &mut ClientCx) {
                 }
             }
         }
+    }
+    if responses.status == crate::Status::Pass
+        && let Some(why) = &cx.silent
+    {
+        responses = Outcome::fail(why.clone());
     }
     let extra = *cx.extra_agents.lock().unwrap();
     if extra > 0 {

@@ -65,6 +65,7 @@ async fn the_mutant_client_without_a_bug_passes_every_check() {
         assert_eq!(r.outcome.notes, [note], "{}", report.text());
     }
     assert!(report.ok());
+    assert!(report.conformant(), "{}", report.text());
 }
 
 /// The one check `bug` fails, and the reason it gives.
