@@ -10,6 +10,7 @@
 use acp_check::agent::{self, AgentOptions};
 use acp_check::{Report, Status};
 use acp_host::SupervisorProgram;
+use serde_json::json;
 use std::time::Duration;
 
 fn mutant() -> String {
@@ -108,6 +109,28 @@ async fn wrong_response_ids_are_failures_naming_the_id_not_timeouts() {
         why.starts_with("initialize: a response with id 1001, which matches no request: "),
         "{why}"
     );
+    // The JSON report carries the wire lines of the failure: what was sent, what came back.
+    let json = report.json();
+    let init = &json["checks"][0];
+    assert_eq!(init["id"], "initialize.response");
+    let lines: Vec<&str> = init["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.as_str())
+        .collect();
+    let parse = |line: &str, dir: &str| -> serde_json::Value {
+        let json = line
+            .strip_prefix(dir)
+            .unwrap_or_else(|| panic!("{dir}: {lines:?}"));
+        serde_json::from_str(json).unwrap()
+    };
+    let sent = parse(lines[0], "> ");
+    assert_eq!(
+        (&sent["method"], &sent["id"]),
+        (&json!("initialize"), &json!(1))
+    );
+    assert_eq!(parse(lines[1], "< ")["id"], 1001, "{lines:?}");
     for r in &report.results {
         assert!(
             !r.outcome.reason.contains("no response within"),
