@@ -10,7 +10,8 @@
 //!   acp-testkit) fails exactly the checks of `acp check agent` its bug
 //!   breaks.
 //! - `mutant_clients`: the same for `acp check client` and
-//!   `acp-check-mutant-client BUG`.
+//!   `acp-check-mutant-client BUG`, with a client answering wrong ids and
+//!   one that stops answering.
 //! - `strict_table`: `src/strict/v1.types` is rendered from the official
 //!   schema (`BLESS=1` rewrites it).
 
