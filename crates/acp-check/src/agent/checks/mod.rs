@@ -355,7 +355,7 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "extensibility#extension-methods",
         None,
         Advisory,
-        None,
+        Some("ACP-JSONRPC-004"),
         "an unknown `_` method is answered -32601",
         rpc::ext_method_not_found
     ),
@@ -385,7 +385,7 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "overview",
         None,
         Mandatory,
-        None,
+        Some("ACP-JSONRPC-001"),
         "a large numeric id (2^53 - 1) is echoed exactly",
         rpc::large_id
     ),
