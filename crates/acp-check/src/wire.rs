@@ -66,7 +66,7 @@ impl Event {
     }
 }
 
-/// Every line of a run, shared by its wires, and which wires stopped answering.
+/// Every line of a run, shared by its wires, and whether the peer stopped answering.
 #[derive(Debug)]
 pub struct Log {
     start: Instant,
@@ -75,7 +75,7 @@ pub struct Log {
     /// Why the peer stopped answering (a request one of its processes left
     /// unanswered for the full timeout).
     stalled: Mutex<Option<String>>,
-    /// How many waits were cut short because their wire had stalled.
+    /// How many waits were cut short because the peer had stopped answering.
     cut_short: AtomicUsize,
 }
 
@@ -114,7 +114,7 @@ impl Log {
         self.stalled.lock().unwrap().clone()
     }
 
-    /// How many waits so far were cut short because their wire had stalled.
+    /// How many waits so far were cut short because the peer had stopped answering.
     pub fn cut_short(&self) -> usize {
         self.cut_short.load(Ordering::Relaxed)
     }
