@@ -9,9 +9,10 @@
 //! releases), and ends with `end_turn`. `session/load` replays two chunks.
 //!
 //! The shapes of the official conformance kit's broken fixture agents are
-//! bugs here too, written anew: `cancel-end-turn` (a cancelled turn ends
-//! `end_turn`, 1.2 s after the cancel), `cancel-ends-first` (the same at
-//! once: a race the checker cannot tell from a turn that ended first),
+//! bugs here too, written anew: `cancel-end-turn` (the `slow` turn says one
+//! tick and waits for the cancel, then ends `end_turn` 1.2 s after it),
+//! `cancel-ends-first` (the same at once: a race the checker cannot tell
+//! from a turn that ended first),
 //! `wrong-ids` (every response carries an id no request had),
 //! `missing-fields` (a message chunk without its `content`), and
 //! `stops-answering` (after `session/new`, no request is answered).
@@ -117,20 +118,28 @@ impl Agent {
 
     async fn turn(&self, id: Value, session: String, text: String) {
         self.cancelled.lock().unwrap().remove(&session);
+        if text.contains("slow") && matches!(self.bug, "cancel-end-turn" | "cancel-ends-first") {
+            // One sign of work, then nothing until the cancel (as the kit's
+            // fixture hangs), so the cancel's answer is the next line.
+            self.say(&session, "tick 0\n");
+            for _ in 0..3000 {
+                if self.is_cancelled(&session) {
+                    if self.bug == "cancel-end-turn" {
+                        // Past the race window: the cancel was surely read.
+                        tokio::time::sleep(Duration::from_millis(1200)).await;
+                    }
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            self.respond(&id, json!({"stopReason": "end_turn"}));
+            return;
+        }
         if text.contains("slow") {
             let ticks = if self.bug == "ignore-cancel" { 40 } else { 300 };
             for n in 0..ticks {
                 if self.is_cancelled(&session) {
-                    let reason = match self.bug {
-                        "cancel-end-turn" => {
-                            // Past the race window: the cancel was surely read.
-                            tokio::time::sleep(Duration::from_millis(1200)).await;
-                            "end_turn"
-                        }
-                        "cancel-ends-first" => "end_turn",
-                        _ => "cancelled",
-                    };
-                    self.respond(&id, json!({"stopReason": reason}));
+                    self.respond(&id, json!({"stopReason": "cancelled"}));
                     return;
                 }
                 self.say(&session, &format!("tick {n}\n"));
