@@ -44,7 +44,8 @@ pub const CHECK_LIMIT: Duration = Duration::from_secs(120);
 
 /// Runs the checks `filters` selects, in order, and judges each outcome;
 /// `decided` sees each result as soon as it is decided (the streamed
-/// report). A check during which a wait was cut short because its peer had
+/// report). A failure that quotes no line carries the last lines exchanged
+/// while its check ran. A check during which a wait was cut short because its peer had
 /// stopped answering (see [`Wire::stall_after`](crate::wire::Wire::stall_after))
 /// is NOT TESTED, unless it passed.
 pub async fn run_all<C: Send>(
@@ -60,6 +61,7 @@ pub async fn run_all<C: Send>(
             continue;
         }
         let cut_short = log.cut_short();
+        let from = log.len();
         let mut outcome = match tokio::time::timeout(CHECK_LIMIT, (check.run)(cx)).await {
             Ok(outcome) => outcome,
             Err(_) => Outcome::fail(format!(
@@ -77,6 +79,9 @@ pub async fn run_all<C: Send>(
                 ),
             });
         }
+        if outcome.status == Status::Fail && outcome.lines.is_empty() {
+            outcome = outcome.with_lines(wire_lines(log, from).iter().map(String::as_str));
+        }
         let doc = format!("{DOCS}{}", check.doc);
         let req = Requirement {
             name: check.name,
@@ -91,6 +96,27 @@ pub async fn run_all<C: Send>(
         results.push(result);
     }
     results
+}
+
+/// How many lines of the wire a failure carries when its check named none.
+pub const FAILURE_LINES: usize = 10;
+
+/// The last [`FAILURE_LINES`] lines exchanged from log place `from` on,
+/// `> ` before a line to the peer, `< ` before one from it.
+fn wire_lines(log: &Log, from: usize) -> Vec<String> {
+    let events = log.since(from);
+    let skip = events.len().saturating_sub(FAILURE_LINES);
+    events
+        .iter()
+        .skip(skip)
+        .map(|e| {
+            let dir = match e.dir {
+                crate::wire::Dir::Out => '>',
+                crate::wire::Dir::In => '<',
+            };
+            format!("{dir} {}", e.line)
+        })
+        .collect()
 }
 
 /// The check list as a Markdown table (for the README): the requirement
@@ -120,6 +146,9 @@ pub fn markdown<C>(checks: &[Check<C>]) -> String {
 /// is rewritten in the file (and the test passes).
 #[cfg(test)]
 pub(crate) fn readme_has(heading: &str, table: &str) -> bool {
+    // The agent's and the client's tests run in parallel on the one file.
+    static README: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _only_one = README.lock().unwrap_or_else(|e| e.into_inner());
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
     let readme = std::fs::read_to_string(path).expect("README.md");
     if readme.contains(table) {

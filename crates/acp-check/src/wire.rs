@@ -66,16 +66,16 @@ impl Event {
     }
 }
 
-/// Every line of a run, shared by its wires, and which wires stopped answering.
+/// Every line of a run, shared by its wires, and whether the peer stopped answering.
 #[derive(Debug)]
 pub struct Log {
     start: Instant,
     events: Mutex<Vec<Event>>,
     trace: Mutex<Option<std::fs::File>>,
-    /// Why a wire stopped answering (a request it left unanswered for the
-    /// full timeout), by wire.
-    stalled: Mutex<HashMap<usize, String>>,
-    /// How many waits were cut short because their wire had stalled.
+    /// Why the peer stopped answering (a request one of its processes left
+    /// unanswered for the full timeout).
+    stalled: Mutex<Option<String>>,
+    /// How many waits were cut short because the peer had stopped answering.
     cut_short: AtomicUsize,
 }
 
@@ -102,17 +102,19 @@ impl Log {
         })
     }
 
-    /// Marks `wire` as stopped answering, and why (the first reason stays).
-    pub fn stall(&self, wire: usize, why: String) {
-        self.stalled.lock().unwrap().entry(wire).or_insert(why);
+    /// Marks the peer as stopped answering, and why (the first reason
+    /// stays). It holds for every process of the peer: one that stopped
+    /// answering costs one timeout, not one per process started later.
+    pub fn stall(&self, why: String) {
+        self.stalled.lock().unwrap().get_or_insert(why);
     }
 
-    /// Why `wire` stopped answering, if it did.
-    pub fn stalled(&self, wire: usize) -> Option<String> {
-        self.stalled.lock().unwrap().get(&wire).cloned()
+    /// Why the peer stopped answering, if it did.
+    pub fn stalled(&self) -> Option<String> {
+        self.stalled.lock().unwrap().clone()
     }
 
-    /// How many waits so far were cut short because their wire had stalled.
+    /// How many waits so far were cut short because the peer had stopped answering.
     pub fn cut_short(&self) -> usize {
         self.cut_short.load(Ordering::Relaxed)
     }
@@ -309,9 +311,10 @@ impl Wire {
     }
 
     /// From now on, a request left unanswered for `timeout` (the full
-    /// per-request timeout) marks the peer as stopped answering: later waits
-    /// for a response end at once, and the checks that needed them are NOT
-    /// TESTED. The peer costs one timeout, not one per request.
+    /// per-request timeout) marks the peer as stopped answering (in the
+    /// [`Log`], for all its wires): later waits for a response end at once,
+    /// and the checks that needed them are NOT TESTED. The peer costs one
+    /// timeout, not one per request.
     pub fn stall_after(&mut self, timeout: Duration) {
         self.stall_after = Some(timeout);
     }
@@ -531,7 +534,7 @@ impl Wire {
             stray: None,
             stalled: None,
         };
-        if let Some(why) = self.log.stalled(self.id) {
+        if let Some(why) = self.log.stalled() {
             self.log.note_cut_short();
             call.stalled = Some(why);
             return call;
@@ -552,14 +555,11 @@ impl Wire {
                             .and_then(Value::as_str)
                             .map(str::to_string)
                     });
-                    self.log.stall(
-                        self.id,
-                        format!(
-                            "the peer {STOPPED_ANSWERING}: {} (id {id}) got no response within {} s",
-                            method.unwrap_or_else(|| "a request".into()),
-                            wait.as_secs_f32()
-                        ),
-                    );
+                    self.log.stall(format!(
+                        "the peer {STOPPED_ANSWERING}: {} (id {id}) got no response within {} s",
+                        method.unwrap_or_else(|| "a request".into()),
+                        wait.as_secs_f32()
+                    ));
                 }
                 return call;
             };

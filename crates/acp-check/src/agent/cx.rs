@@ -93,6 +93,8 @@ pub struct Turn {
     pub answered: Option<usize>,
     /// The first log place after the grace period that followed.
     pub until: usize,
+    /// The log place of the `session/cancel` sent during the turn, if one was.
+    pub cancelled_at: Option<usize>,
     /// The response (or why there is none).
     pub call: Call,
 }
@@ -319,6 +321,7 @@ impl AgentCx {
             sent: call.sent,
             answered: call.seq(),
             until: self.log.len(),
+            cancelled_at: None,
             call,
         };
         self.turns.push(turn.clone());
@@ -408,7 +411,7 @@ impl AgentCx {
                         .unwrap_or_else(|| "an error".into());
                     peer.wire.drain(GRACE).await;
                     return Err(Outcome::skip(format!(
-                        "the turn ended ({reason}) before the cancel could be sent; \
+                        "not exercised: the turn ended ({reason}) before the cancel could be sent; \
                          choose a --cancel-prompt that runs longer"
                     )));
                 }
@@ -425,7 +428,8 @@ impl AgentCx {
             }
         }
         acting.cancelling(&session.id);
-        peer.wire
+        let cancelled_at = peer
+            .wire
             .notify("session/cancel", json!({"sessionId": session.id}));
         let call = peer.wire.wait_response(&id, sent, within).await;
         peer.wire.drain(GRACE).await;
@@ -436,14 +440,21 @@ impl AgentCx {
             sent,
             answered: call.seq(),
             until: log.len(),
+            cancelled_at: Some(cancelled_at),
             call,
         };
         self.turns.push(turn.clone());
         Ok(turn)
     }
 
-    /// The process the raw probes go to, initialized (started once).
+    /// The process the raw probes go to, initialized (started once). NOT
+    /// TESTED once the agent stopped answering: each probe would wait out
+    /// its own wait.
     pub async fn probe(&mut self) -> Result<&mut Peer, Outcome> {
+        if let Some(why) = self.log.stalled() {
+            self.log.note_cut_short();
+            return Err(Outcome::not_tested(format!("not tested: {why}")));
+        }
         if self.probe.is_none() {
             let started = match self.spawn() {
                 Err(e) => Err(e),

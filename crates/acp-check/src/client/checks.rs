@@ -388,7 +388,7 @@ checks![
         None,
         Mandatory,
         None,
-        "every response answers a request the agent sent, once"
+        "every response answers a request the agent sent, once; no request is left unanswered for `--timeout`"
     ),
 ];
 
@@ -480,13 +480,22 @@ pub(super) fn judge_wire(cx: &mut ClientCx) {
             }
         }
     }
+    if responses.status == crate::Status::Pass
+        && let Some(why) = &cx.silent
+    {
+        responses = Outcome::fail(why.clone());
+    }
     let extra = *cx.extra_agents.lock().unwrap();
     if extra > 0 {
         responses = responses.with_notes([format!(
             "the client started the agent {extra} more times; those were closed at once (acp check serves one)"
         )]);
     }
-    cx.record("wire.responses-match", responses);
+    // Not `record`: that the client stopped answering is this check's own
+    // failure, not a reason it could not be tested.
+    cx.results
+        .entry("wire.responses-match")
+        .or_insert(responses);
 }
 
 #[cfg(test)]

@@ -104,11 +104,13 @@ impl ClientCx {
     }
 
     /// Records `outcome` for the check `name` (the first one stays). An
-    /// outcome other than a pass that a cut-short wait went into is NOT
-    /// TESTED: the client had stopped answering.
+    /// outcome other than a pass that a cut-short wait went into, or that a
+    /// step failed for that reason, is NOT TESTED: the client had stopped
+    /// answering.
     pub(super) fn record(&mut self, name: &'static str, outcome: Outcome) {
-        let outcome = match (&self.silent, self.cut_short) {
-            (Some(why), true) if outcome.status != crate::Status::Pass => {
+        let unanswered = self.cut_short || outcome.reason.contains(crate::wire::STOPPED_ANSWERING);
+        let outcome = match &self.silent {
+            Some(why) if unanswered && outcome.status != crate::Status::Pass => {
                 Outcome::not_tested(format!("not tested: {why}"))
             }
             _ => outcome,

@@ -209,10 +209,18 @@ fn expect_error(call: &Call, code: i64, id: &Value) -> Outcome {
 /// (exactly, or as the number the mutant makes of it).
 async fn with_id(cx: &mut ClientCx, id: Value, method: &str) -> (Call, Outcome) {
     let sent = cx.wire().send_request(id.clone(), method, json!({}));
-    let deadline = tokio::time::Instant::now() + cx.opts.timeout;
+    // A client that stopped answering gets 1 s, as in `ClientCx::wait_response`.
+    let silent = cx.silent.is_some();
+    let wait = if silent {
+        Duration::from_secs(1)
+    } else {
+        cx.opts.timeout
+    };
+    let deadline = tokio::time::Instant::now() + wait;
     loop {
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         let Some(got) = cx.next(left).await else {
+            cx.cut_short |= silent;
             let closed = cx.wire().is_closed();
             let call = Call {
                 sent,

@@ -2,11 +2,16 @@
 //! A new test goes into the module of its concern, or a new
 //! `tests/it/<concern>.rs` listed here.
 //!
+//! - `kit_shapes`: the shapes of the official kit's fixture agents
+//!   (conforming, wrong stop reason on cancel, a race, late updates,
+//!   missing fields, wrong ids, an agent that stops answering) get the
+//!   tiered verdict, judged by behaviour rather than timeouts.
 //! - `mutants`: each mutant agent (`acp-check-mutant BUG`, crate
 //!   acp-testkit) fails exactly the checks of `acp check agent` its bug
 //!   breaks.
 //! - `mutant_clients`: the same for `acp check client` and
-//!   `acp-check-mutant-client BUG`.
+//!   `acp-check-mutant-client BUG`, with a client answering wrong ids and
+//!   one that stops answering.
 //! - `strict_table`: `src/strict/v1.types` is rendered from the official
 //!   schema (`BLESS=1` rewrites it).
 
@@ -19,6 +24,7 @@ mod common {
     pub mod official;
 }
 
+mod kit_shapes;
 mod mutant_clients;
 mod mutants;
 mod strict_table;

@@ -14,11 +14,15 @@ fn mutant() -> String {
 }
 
 async fn check_run(bug: &str) -> Report {
+    check_within(bug, Duration::from_secs(20)).await
+}
+
+async fn check_within(bug: &str, timeout: Duration) -> Report {
     let mut opts = ClientOptions::new(
         vec![mutant(), bug.to_string(), "{agent}".to_string()],
         vec![mutant(), "relay".to_string()],
     );
-    opts.timeout = Duration::from_secs(20);
+    opts.timeout = timeout;
     opts.cancel_within = Duration::from_secs(5);
     client::run(opts).await.expect("the checks run")
 }
@@ -65,6 +69,7 @@ async fn the_mutant_client_without_a_bug_passes_every_check() {
         assert_eq!(r.outcome.notes, [note], "{}", report.text());
     }
     assert!(report.ok());
+    assert!(report.conformant(), "{}", report.text());
 }
 
 /// The one check `bug` fails, and the reason it gives.
@@ -149,4 +154,63 @@ mutants! {
     noise_on_the_agents_stdin: "stdout-noise" => ["wire.json-lines"];
     a_wrong_error_code: "wrong-error-code" => ["rpc.method-not-found", "rpc.ext-method-not-found"];
     a_pending_permission_selected_at_the_cancel: "cancel-selects" => ["permission.cancelled"];
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_response_ids_are_failures_naming_the_id_not_timeouts() {
+    let report = check_run("wrong-ids").await;
+    assert!(!report.conformant(), "{}", report.text());
+    let fs_read = report.results.iter().find(|r| r.name == "fs.read").unwrap();
+    assert!(
+        fs_read
+            .outcome
+            .reason
+            .contains(", which matches no request: "),
+        "{}",
+        report.text()
+    );
+    for r in &report.results {
+        assert!(
+            !r.outcome.reason.contains("no response within"),
+            "{}: {}\n{}",
+            r.name,
+            r.outcome.reason,
+            report.text()
+        );
+    }
+    assert_eq!(with(&report, Status::NotTested), Vec::<&str>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_answering_costs_one_timeout_then_is_not_tested() {
+    let report = check_within("stops-answering", Duration::from_secs(3)).await;
+    assert!(!report.conformant(), "{}", report.text());
+    let responses = report
+        .results
+        .iter()
+        .find(|r| r.name == "wire.responses-match")
+        .unwrap();
+    assert_eq!(responses.outcome.status, Status::Fail, "{}", report.text());
+    assert!(
+        responses
+            .outcome
+            .reason
+            .starts_with("the client stopped answering: "),
+        "{}",
+        report.text()
+    );
+    let not_tested = with(&report, Status::NotTested);
+    assert!(not_tested.contains(&"fs.write"), "{}", report.text());
+    for r in report
+        .results
+        .iter()
+        .filter(|r| r.outcome.status == Status::NotTested)
+    {
+        assert!(
+            r.outcome.reason.contains("stopped answering"),
+            "{}: {}",
+            r.name,
+            r.outcome.reason
+        );
+    }
 }

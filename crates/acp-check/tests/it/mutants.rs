@@ -1,7 +1,9 @@
 //! Mutation tests: each mutant agent has one deliberate protocol bug, and
 //! `acp check agent` must fail exactly the checks that bug breaks — no more
 //! (the other checks are not fooled into failing) and no less (the bug is
-//! seen). The mutant without a bug passes everything it does.
+//! seen). The mutant without a bug passes everything it does. Each also
+//! gets its verdict: a bug that breaks only ADVISORY or INFORMATIONAL
+//! requirements leaves the agent CONFORMANT.
 
 use acp_check::agent::{self, AgentOptions};
 use acp_check::{Report, Status};
@@ -33,9 +35,11 @@ fn failed(report: &Report) -> Vec<&str> {
         .collect()
 }
 
-async fn mutant_fails(bug: &str, expected: &[&str]) {
+async fn mutant_fails(bug: &str, expected: &[&str], conformant: bool) {
     let report = check(bug).await;
     assert_eq!(failed(&report), expected, "{}", report.text());
+    assert_eq!(report.conformant(), conformant, "{}", report.text());
+    assert_eq!(report.ok(), conformant, "{}", report.text());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -65,31 +69,32 @@ async fn the_mutant_without_a_bug_passes_and_skips_only_what_it_lacks() {
         report.text()
     );
     assert!(report.ok());
+    assert!(report.conformant());
 }
 
 macro_rules! mutants {
-    ($($test:ident: $bug:literal => [$($check:literal),*];)*) => {$(
+    ($($test:ident: $bug:literal => [$($check:literal),*] $verdict:ident;)*) => {$(
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn $test() {
-            mutant_fails($bug, &[$($check),*]).await;
+            mutant_fails($bug, &[$($check),*], stringify!($verdict) == "conformant").await;
         }
     )*};
 }
 
 mutants! {
-    an_update_after_the_prompt_response: "late-update" => ["prompt.no-update-after-response"];
-    string_ids_turned_into_numbers: "numeric-ids" => ["rpc.string-id", "wire.responses-match"];
-    a_cancel_ignored: "ignore-cancel" => ["cancel.stop-reason"];
-    a_terminal_never_released: "unreleased-terminal" => ["terminals.released"];
-    noise_on_stdout: "stdout-noise" => ["wire.json-lines"];
-    no_exit_on_eof: "no-exit-on-eof" => ["rpc.exit-on-eof"];
-    a_malformed_update: "malformed-update" => ["wire.strict-types"];
-    a_wrong_error_code: "wrong-error-code" => ["rpc.method-not-found", "rpc.ext-method-not-found"];
-    an_update_before_its_tool_call: "update-before-call" => ["tools.update-follows-call"];
-    a_status_going_backwards: "status-backwards" => ["tools.status-forward"];
-    an_unsupported_version_echoed: "echo-version" => ["initialize.unsupported-version"];
-    a_load_without_history: "no-replay" => ["session.load", "session.load-fresh-process"];
-    updates_naming_another_session: "wrong-session-id" => ["prompt.session-id"];
-    a_notification_answered: "answer-notification" => ["rpc.notification-unanswered"];
-    an_unknown_session_accepted: "unknown-session-ok" => ["session.unknown-rejected"];
+    an_update_after_the_prompt_response: "late-update" => ["prompt.no-update-after-response"] not_conformant;
+    string_ids_turned_into_numbers: "numeric-ids" => ["rpc.string-id", "wire.responses-match"] not_conformant;
+    a_cancel_ignored: "ignore-cancel" => ["cancel.stop-reason"] not_conformant;
+    a_terminal_never_released: "unreleased-terminal" => ["terminals.released"] not_conformant;
+    noise_on_stdout: "stdout-noise" => ["wire.json-lines"] not_conformant;
+    no_exit_on_eof: "no-exit-on-eof" => ["rpc.exit-on-eof"] conformant;
+    a_malformed_update: "malformed-update" => ["wire.strict-types"] not_conformant;
+    a_wrong_error_code: "wrong-error-code" => ["rpc.method-not-found", "rpc.ext-method-not-found"] conformant;
+    an_update_before_its_tool_call: "update-before-call" => ["tools.update-follows-call"] not_conformant;
+    a_status_going_backwards: "status-backwards" => ["tools.status-forward"] conformant;
+    an_unsupported_version_echoed: "echo-version" => ["initialize.unsupported-version"] not_conformant;
+    a_load_without_history: "no-replay" => ["session.load", "session.load-fresh-process"] not_conformant;
+    updates_naming_another_session: "wrong-session-id" => ["prompt.session-id"] not_conformant;
+    a_notification_answered: "answer-notification" => ["rpc.notification-unanswered"] not_conformant;
+    an_unknown_session_accepted: "unknown-session-ok" => ["session.unknown-rejected"] conformant;
 }

@@ -87,7 +87,9 @@ pub struct AgentCheckArgs {
     /// keeps it busy for a few seconds.
     #[arg(long, value_name = "TEXT")]
     pub cancel_prompt: Option<String>,
-    /// How long a request may take, in seconds.
+    /// How long a request may take, in seconds. An agent that leaves one
+    /// unanswered this long has stopped answering: the checks that need it
+    /// later are NOT TESTED at once.
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub timeout: f64,
     /// How soon after `session/cancel` the turn must end, in seconds.
@@ -110,7 +112,9 @@ pub struct ClientCheckArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// How long each request may take, and how long the client may take to
-    /// start the agent and to send its prompt, in seconds.
+    /// start the agent and to send its prompt, in seconds. A client that
+    /// leaves a request unanswered this long has stopped answering: later
+    /// requests wait 1 s at most, and their checks are NOT TESTED.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     pub timeout: f64,
     /// How soon after the interrupt the client must send `session/cancel`,

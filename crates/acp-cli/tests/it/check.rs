@@ -60,7 +60,7 @@ fn the_test_agent_passes_with_every_feature_it_has_expected() {
         "  PASS cancel.stop-reason (ACP-CANCEL-001)\n",
         "  PASS session.load-fresh-process\n",
         "  PASS terminals.released\n",
-        "  PASS rpc.large-id\n",
+        "  PASS rpc.large-id (ACP-JSONRPC-001)\n",
         "  SKIP session.close (ACP-CLOSE-001): the agent does not advertise sessionCapabilities.close\n",
         "\nMANDATORY: 18 passed, 0 failed, 0 skipped\n",
     ] {

@@ -15,6 +15,10 @@
 //! SIGINT sends `session/cancel`
 //! and answers the pending questions `cancelled`.
 //!
+//! Two bugs have the shapes of broken peers the checker must not wait out:
+//! `wrong-ids` answers every request with an id no request had,
+//! `stops-answering` answers no request at all.
+//!
 //! `acp-check-mutant-client relay SOCKET` is the checking agent's relay
 //! (what `acp check __agent` is in `acp`), for the tests of this crate. It
 //! also serves as the terminal supervisor (`acp_host::supervise_if_requested`).
@@ -45,6 +49,8 @@ const BUGS: &[&str] = &[
     "elicitation-missing",
     "elicitation-unoffered",
     "elicitation-unsupported",
+    "wrong-ids",
+    "stops-answering",
 ];
 
 struct Client {
@@ -65,7 +71,16 @@ impl Client {
     }
 
     fn answer(&self, id: &Value, answer: Result<Value, Value>) {
-        let id = if self.bug == "numeric-ids"
+        if self.bug == "stops-answering" {
+            return;
+        }
+        let id = if self.bug == "wrong-ids" {
+            match id {
+                Value::Number(n) => json!(n.as_i64().unwrap_or(0) + 1000),
+                Value::String(s) => json!(format!("{s}-wrong")),
+                other => other.clone(),
+            }
+        } else if self.bug == "numeric-ids"
             && let Some(n) = id.as_str().and_then(|s| s.parse::<u64>().ok())
         {
             json!(n)

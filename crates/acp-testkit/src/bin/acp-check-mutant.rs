@@ -8,6 +8,15 @@
 //! `notes.txt` in the session's cwd, runs `echo hi` in a terminal (waits,
 //! releases), and ends with `end_turn`. `session/load` replays two chunks.
 //!
+//! The shapes of the official conformance kit's broken fixture agents are
+//! bugs here too, written anew: `cancel-end-turn` (the `slow` turn says one
+//! tick and waits for the cancel, then ends `end_turn` 1.2 s after it),
+//! `cancel-ends-first` (the same at once: a race the checker cannot tell
+//! from a turn that ended first),
+//! `wrong-ids` (every response carries an id no request had),
+//! `missing-fields` (a message chunk without its `content`), and
+//! `stops-answering` (after `session/new`, no request is answered).
+//!
 //! It also serves as the terminal supervisor of the tests (it calls
 //! `acp_host::supervise_if_requested` first).
 
@@ -37,6 +46,11 @@ const BUGS: &[&str] = &[
     "wrong-session-id",
     "answer-notification",
     "unknown-session-ok",
+    "cancel-end-turn",
+    "cancel-ends-first",
+    "wrong-ids",
+    "missing-fields",
+    "stops-answering",
 ];
 
 #[derive(Clone)]
@@ -64,8 +78,16 @@ impl Agent {
         self.send(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}));
     }
 
-    /// The id as it goes back (the `numeric-ids` bug turns "7" into 7).
+    /// The id as it goes back (the `numeric-ids` bug turns "7" into 7,
+    /// `wrong-ids` answers an id no request had).
     fn id_back(&self, id: &Value) -> Value {
+        if self.bug == "wrong-ids" {
+            return match id {
+                Value::Number(n) => json!(n.as_i64().unwrap_or(0) + 1000),
+                Value::String(s) => json!(format!("{s}-wrong")),
+                other => other.clone(),
+            };
+        }
         if self.bug == "numeric-ids"
             && let Some(n) = id.as_str().and_then(|s| s.parse::<u64>().ok())
         {
@@ -96,6 +118,23 @@ impl Agent {
 
     async fn turn(&self, id: Value, session: String, text: String) {
         self.cancelled.lock().unwrap().remove(&session);
+        if text.contains("slow") && matches!(self.bug, "cancel-end-turn" | "cancel-ends-first") {
+            // One sign of work, then nothing until the cancel (as the kit's
+            // fixture hangs), so the cancel's answer is the next line.
+            self.say(&session, "tick 0\n");
+            for _ in 0..3000 {
+                if self.is_cancelled(&session) {
+                    if self.bug == "cancel-end-turn" {
+                        // Past the race window: the cancel was surely read.
+                        tokio::time::sleep(Duration::from_millis(1200)).await;
+                    }
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            self.respond(&id, json!({"stopReason": "end_turn"}));
+            return;
+        }
         if text.contains("slow") {
             let ticks = if self.bug == "ignore-cancel" { 40 } else { 300 };
             for n in 0..ticks {
@@ -108,6 +147,9 @@ impl Agent {
             }
             self.respond(&id, json!({"stopReason": "end_turn"}));
             return;
+        }
+        if self.bug == "missing-fields" {
+            self.update(&session, json!({"sessionUpdate": "agent_message_chunk"}));
         }
         if self.bug == "malformed-update" {
             self.update(&session, json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": 42}}));
@@ -200,6 +242,9 @@ impl Agent {
             self.notification(method, &params);
             return;
         };
+        if self.bug == "stops-answering" && !matches!(method, "initialize" | "session/new") {
+            return;
+        }
         match method {
             "initialize" => {
                 let asked = params["protocolVersion"].as_u64().unwrap_or(1);

@@ -196,7 +196,7 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         None,
         Mandatory,
         Some("ACP-CANCEL-001"),
-        "after `session/cancel` the turn ends with stop reason `cancelled` within `--cancel-within`",
+        "after `session/cancel` the turn ends with stop reason `cancelled` within `--cancel-within`; a turn that ended first (its answer the first line after the cancel, within 1 s) is not exercised",
         prompt::cancel_stop_reason
     ),
     check!(
@@ -355,7 +355,7 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "extensibility#extension-methods",
         None,
         Advisory,
-        None,
+        Some("ACP-JSONRPC-004"),
         "an unknown `_` method is answered -32601",
         rpc::ext_method_not_found
     ),
@@ -385,7 +385,7 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         "overview",
         None,
         Mandatory,
-        None,
+        Some("ACP-JSONRPC-001"),
         "a large numeric id (2^53 - 1) is echoed exactly",
         rpc::large_id
     ),
@@ -446,7 +446,7 @@ pub static CHECKS: &[Check<AgentCx>] = &[
         None,
         Mandatory,
         None,
-        "every response answers a request the checker sent, once",
+        "every response answers a request the checker sent, once; no request is left unanswered for `--timeout`",
         wire::wire_responses
     ),
 ];

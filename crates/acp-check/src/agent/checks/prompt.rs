@@ -1,10 +1,22 @@
 //! `prompt.*` and `cancel.*`: the ordinary turns and the cancelled one.
 
 use super::shared::{stop_reason_outcome, strictly};
+use crate::agent::cx::Turn;
 use crate::agent::cx::{AgentCx, needs};
 use crate::agent::rules;
 use crate::report::Outcome;
+use crate::wire::{Dir, Event};
 use serde_json::json;
+use std::time::Duration;
+
+/// The stop reasons of the schema (v1).
+const STOP_REASONS: &[&str] = &[
+    "end_turn",
+    "max_tokens",
+    "max_turn_requests",
+    "refusal",
+    "cancelled",
+];
 
 pub(super) async fn prompt_text(cx: &mut AgentCx) -> Outcome {
     match cx.ordinary().await {
@@ -63,11 +75,41 @@ pub(super) async fn no_update_after_response(cx: &mut AgentCx) -> Outcome {
     Outcome::pass()
 }
 
+/// How soon after `session/cancel` a turn's end may come and still be a
+/// race the cancel lost (when it is the first line the agent wrote after it).
+pub(super) const RACE_WINDOW: Duration = Duration::from_secs(1);
+
+/// Whether the cancelled turn's end with another stop reason may have
+/// outrun the cancel: its response was the first line the agent wrote after
+/// `session/cancel` (nothing shows the agent went on working), and it came
+/// within [`RACE_WINDOW`]. Returns how long after the cancel it came.
+fn outran_the_cancel(events: &[Event], turn: &Turn) -> Option<Duration> {
+    let cancel = events.get(turn.cancelled_at?)?;
+    let answered = turn.answered?;
+    let first = events
+        .iter()
+        .skip(cancel.seq + 1)
+        .find(|e| e.wire == turn.wire && e.dir == Dir::In)?;
+    let after = first.at.saturating_sub(cancel.at);
+    (first.seq == answered && after < RACE_WINDOW).then_some(after)
+}
+
 pub(super) async fn cancel_stop_reason(cx: &mut AgentCx) -> Outcome {
     match cx.cancel_turn().await {
         Err(o) => o,
         Ok(turn) => match turn.call.result().and_then(|r| r.get("stopReason")) {
             Some(r) if r == "cancelled" => Outcome::pass(),
+            Some(r)
+                if r.as_str().is_some_and(|r| STOP_REASONS.contains(&r))
+                    && let Some(after) = outran_the_cancel(&cx.log.all(), &turn) =>
+            {
+                Outcome::skip(format!(
+                    "not exercised: the turn ended with stop reason {r} in the first line the \
+                     agent wrote after session/cancel, {} ms after it; it may have ended before \
+                     it read the cancel (choose a --cancel-prompt that runs longer)",
+                    after.as_millis()
+                ))
+            }
             Some(r) => Outcome::fail(format!("the cancelled turn ended with stop reason {r}"))
                 .with_message(&turn.call.describe()),
             None if turn.call.error().is_some() => Outcome::fail(

@@ -106,5 +106,9 @@ pub(super) async fn wire_responses(cx: &mut AgentCx) -> Outcome {
             }
         }
     }
+    // JSON-RPC answers every request: one left for the whole timeout is a failure.
+    if let Some(why) = cx.log.stalled() {
+        return Outcome::fail(why);
+    }
     Outcome::pass()
 }
