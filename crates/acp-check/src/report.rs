@@ -593,27 +593,41 @@ fn tier_note(tier: Tier) -> &'static str {
     }
 }
 
+/// `text` for an XML attribute or element of the JUnit report: escaped by
+/// quick-xml, with the characters XML 1.0 cannot hold in any form (control
+/// characters other than tab, line feed and carriage return; U+FFFE and
+/// U+FFFF) replaced by U+FFFD, so a peer's stray byte cannot make the file
+/// unreadable to a CI server.
 fn xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => {
-                let _ = write!(out, "&#x{:x};", c as u32);
-            }
-            c => out.push(c),
-        }
+    let forbidden = |c: char| {
+        (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{FFFE}' | '\u{FFFF}')
+    };
+    if text.contains(forbidden) {
+        let kept: String = text
+            .chars()
+            .map(|c| if forbidden(c) { '\u{FFFD}' } else { c })
+            .collect();
+        quick_xml::escape::escape(&kept).into_owned()
+    } else {
+        quick_xml::escape::escape(text).into_owned()
     }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn junit_text_is_escaped_and_holds_only_xml_characters() {
+        assert_eq!(
+            xml("<a href='x'>\"&\"</a>\ttab\nline"),
+            "&lt;a href=&apos;x&apos;&gt;&quot;&amp;&quot;&lt;/a&gt;\ttab\nline"
+        );
+        assert_eq!(
+            xml("bell\u{7} esc\u{1b}[0m nul\0 \u{FFFF}"),
+            "bell\u{FFFD} esc\u{FFFD}[0m nul\u{FFFD} \u{FFFD}"
+        );
+    }
 
     fn req(name: &str, tier: Tier, kit: Option<&'static str>) -> Requirement<'static> {
         Requirement {
