@@ -127,6 +127,11 @@ impl Outbox {
     /// Waits while more than the hard cap of bytes is queued (see
     /// "Backpressure" in the engine's docs), or until the close.
     pub(super) async fn wait_below_cap(&self, closed: &Closed) {
+        // Below the cap (the reader's case for every line it reads), no
+        // waiter is registered and removed again.
+        if self.bytes.load(Ordering::Acquire) <= self.cap || closed.is_closed() {
+            return;
+        }
         loop {
             let drained = self.drained.notified();
             tokio::pin!(drained);
