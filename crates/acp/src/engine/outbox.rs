@@ -451,11 +451,10 @@ async fn write_batches(
                     // Nothing is queued after the close: all of it is out.
                     return Ok(());
                 }
-                tokio::select! {
-                    biased;
-                    _ = outbox.ready.notified() => {}
-                    _ = engine.closed() => {}
-                }
+                // The close wakes this too: the shutdown notifies `ready`
+                // after recording the close (`wake_senders`), and a
+                // notification sent before this waits is kept for it.
+                outbox.ready.notified().await;
                 continue;
             }
         }
