@@ -74,6 +74,9 @@ pub fn prepare(mode: Mode) -> Result<String, String> {
         Mode::RustSdk => {
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let manifest = dir.join("rust-sdk/Cargo.toml");
+            if !manifest.exists() {
+                return Err(format!("no glue at {}", manifest.display()));
+            }
             eprintln!(
                 "acp-bench: building the official Rust SDK's glue ({})",
                 manifest.display()
@@ -129,6 +132,9 @@ pub fn prepare(mode: Mode) -> Result<String, String> {
             }
             let node_version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
             let js = dir.join("js");
+            if !js.join("peer.mjs").exists() {
+                return Err(format!("no glue at {}", js.join("peer.mjs").display()));
+            }
             let sdk = js.join("node_modules/@agentclientprotocol/sdk/package.json");
             if !sdk.exists() {
                 eprintln!("acp-bench: running `npm ci` in {}", js.display());
