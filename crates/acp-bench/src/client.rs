@@ -102,8 +102,8 @@ pub fn agent_path() -> io::Result<PathBuf> {
 }
 
 /// Runs one workload in `mode` against a freshly started agent, on CPU
-/// `cpu` if given (the agent inherits it). For an official SDK, its own
-/// client process runs the workload against its own agent.
+/// `cpu` if given (the agent inherits it). Only for our own rows: an
+/// official SDK's client is its own program (see [`crate::peers::run`]).
 pub fn run(mode: Mode, spec: Spec, cpu: Option<usize>) -> Result<RunResult, String> {
     if let Some(cpu) = cpu {
         sys::pin_to_cpu(cpu).map_err(|e| format!("cannot pin to CPU {cpu}: {e}"))?;
@@ -115,7 +115,10 @@ pub fn run(mode: Mode, spec: Spec, cpu: Option<usize>) -> Result<RunResult, Stri
             .map_err(|e| e.to_string())?
             .block_on(run_acp(&agent, spec))
             .map_err(|e| format!("acp run failed: {e}")),
-        Mode::RustSdk | Mode::TsSdk => crate::peers::run(mode, &spec),
+        Mode::RustSdk | Mode::TsSdk => Err(format!(
+            "{}: an official SDK runs its own client (see acp_bench::peers)",
+            mode.as_str()
+        )),
     }
 }
 

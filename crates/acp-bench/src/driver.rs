@@ -150,7 +150,7 @@ pub fn main() -> ExitCode {
             println!("{USAGE}");
             ExitCode::SUCCESS
         }
-        Ok(Invocation::Client(mode, spec, cpu)) => match client::run(mode, spec, cpu) {
+        Ok(Invocation::Client(mode, spec, cpu)) => match run_client(mode, spec, cpu) {
             Ok(result) => {
                 println!(
                     "{}",
@@ -175,6 +175,17 @@ pub fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// One run as a client process: ours, or an official SDK's own client.
+fn run_client(mode: Mode, spec: Spec, cpu: Option<usize>) -> Result<RunResult, String> {
+    if !mode.is_peer() {
+        return client::run(mode, spec, cpu);
+    }
+    if let Some(cpu) = cpu {
+        crate::sys::pin_to_cpu(cpu).map_err(|e| format!("cannot pin to CPU {cpu}: {e}"))?;
+    }
+    peers::run(mode, &spec)
 }
 
 /// Under `cargo run`, builds the agent binary with the driver's profile:

@@ -74,11 +74,15 @@ pub fn prepare(mode: Mode) -> Result<String, String> {
         Mode::RustSdk => {
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let manifest = dir.join("rust-sdk/Cargo.toml");
+            if !manifest.exists() {
+                return Err(format!("no glue at {}", manifest.display()));
+            }
             eprintln!(
                 "acp-bench: building the official Rust SDK's glue ({})",
                 manifest.display()
             );
-            let status = Command::new(&cargo)
+            let mut build = Command::new(&cargo);
+            build
                 .args([
                     "build",
                     "--release",
@@ -86,12 +90,20 @@ pub fn prepare(mode: Mode) -> Result<String, String> {
                     "--quiet",
                     "--manifest-path",
                 ])
-                .arg(&manifest)
-                // Its own workspace and target directory, whatever the
-                // driver was built with.
-                .env_remove("CARGO_TARGET_DIR")
-                .env_remove("RUSTFLAGS")
-                .env_remove("CARGO_ENCODED_RUSTFLAGS")
+                .arg(&manifest);
+            // Its own workspace, target directory and release profile,
+            // whatever the driver was built with (so its build is reused).
+            for (name, _) in std::env::vars_os() {
+                let name = name.to_string_lossy().into_owned();
+                let theirs = ["CARGO_TARGET_DIR", "CARGO_INCREMENTAL", "RUSTFLAGS"];
+                if name.starts_with("CARGO_PROFILE_")
+                    || name == "CARGO_ENCODED_RUSTFLAGS"
+                    || theirs.contains(&name.as_str())
+                {
+                    build.env_remove(name);
+                }
+            }
+            let status = build
                 .status()
                 .map_err(|e| format!("cannot run {cargo}: {e}"))?;
             if !status.success() {
@@ -120,6 +132,9 @@ pub fn prepare(mode: Mode) -> Result<String, String> {
             }
             let node_version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
             let js = dir.join("js");
+            if !js.join("peer.mjs").exists() {
+                return Err(format!("no glue at {}", js.join("peer.mjs").display()));
+            }
             let sdk = js.join("node_modules/@agentclientprotocol/sdk/package.json");
             if !sdk.exists() {
                 eprintln!("acp-bench: running `npm ci` in {}", js.display());

@@ -21,6 +21,9 @@ const SESSION_ID = "bench-1";
 const READ_PATH = "/bench/read.txt";
 const WRITE_PATH = "/bench/write.txt";
 const AGENT_STATS = "acp-bench-peer-agent:";
+// The SDK refuses lines over 32 MiB by default; W4 sends one of 50 MiB. Both
+// sides get the limit the Rust runtime has by default (64 MiB).
+const STREAM_OPTIONS = { maxMessageBytes: 64 * 1024 * 1024 };
 
 function parseSpec(text) {
   const [id, ...words] = text.trim().split(/\s+/);
@@ -109,7 +112,7 @@ async function runAgent() {
       const findings = await runWorkload(peer, params.sessionId, parseSpec(first.text));
       return { stopReason: "end_turn", _meta: findings };
     });
-  const stream = ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
+  const stream = ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin), STREAM_OPTIONS);
   const connection = app.connect(stream);
   await connection.closed;
 }
@@ -178,7 +181,7 @@ async function runClient(specText) {
       return {};
     });
 
-  const stream = ndJsonStream(outgoing.writable, incoming);
+  const stream = ndJsonStream(outgoing.writable, incoming, STREAM_OPTIONS);
   const turn = await app.connectWith(stream, async (peer) => {
     await peer.request(methods.agent.initialize, {
       protocolVersion: PROTOCOL_VERSION,

@@ -1,10 +1,12 @@
 //! The official SDKs' rows: each peer's client drives its agent through
 //! every workload, small, and passes the same count checks as our runs.
 //!
-//! The peers are outside the workspace build: a test runs a peer that is
-//! ready (the Rust SDK's glue already built, the TypeScript SDK installed)
-//! and otherwise says so and returns; with `ACP_INTEROP=require` it builds
-//! or installs the peer first, and a peer that cannot run fails the test.
+//! The peers are outside the workspace build and CI's test run: a test runs
+//! a peer that is ready (the Rust SDK's glue already built, the TypeScript
+//! SDK installed) and otherwise says so and returns. With
+//! `ACP_BENCH_PEER_TESTS=require` it builds or installs the peer first, and
+//! a peer that cannot run fails the test. (Not `ACP_INTEROP=require`, which
+//! CI sets: building the Rust SDK takes minutes.)
 
 use std::process::Command;
 
@@ -19,7 +21,7 @@ const SPECS: [&str; 4] = [
 ];
 
 fn required() -> bool {
-    std::env::var("ACP_INTEROP").is_ok_and(|v| v == "require")
+    std::env::var("ACP_BENCH_PEER_TESTS").is_ok_and(|v| v == "require")
 }
 
 /// Whether the peer of `mode` can run here; prepares it when required.
@@ -40,7 +42,7 @@ fn ready(mode: Mode) -> bool {
     }
     if !required() {
         eprintln!(
-            "skipping the `{}` peer: not built or installed (ACP_INTEROP=require prepares it)",
+            "skipping the `{}` peer: not built or installed (ACP_BENCH_PEER_TESTS=require prepares it)",
             mode.as_str()
         );
         return false;

@@ -18,6 +18,8 @@ pub(super) enum Fast<'a> {
     Request(Arc<RequestState>, Cow<'a, str>, HandlerFuture),
     /// A notification, its params decoded into its handler's work.
     Notification(Cow<'a, str>, BoxFuture<'static, ()>),
+    /// A response with a result, still undecoded.
+    Response(RequestId, &'a RawValue),
     /// Not for the fast path: classify the line the slow way.
     Declined,
 }
@@ -25,8 +27,10 @@ pub(super) enum Fast<'a> {
 /// The fast path, in one pass over the line: when `jsonrpc` and `method`
 /// (and the `id` of a request) come before `params`, as every peer we know
 /// writes them, the params are decoded by the handler of `method` as the
-/// envelope is read. Anything else, an error included, is declined, and
-/// nothing decoded here has had an effect (the work is dropped unpolled).
+/// envelope is read; when `jsonrpc` and `id` come before `result`, the
+/// result is kept as the raw JSON it is. Anything else, an error included,
+/// is declined, and nothing decoded here has had an effect (the work is
+/// dropped unpolled).
 pub(super) fn classify_fast<'a, H: Handler>(
     line: &'a [u8],
     handler: &H,
@@ -68,6 +72,7 @@ impl<'de, H: Handler> Visitor<'de> for EnvelopeSeed<'_, H> {
         let mut id: Option<RequestId> = None;
         let mut method: Option<Cow<'de, str>> = None;
         let mut fast = None;
+        let mut result: Option<&'de RawValue> = None;
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             match &*key {
                 "jsonrpc" if !version => {
@@ -77,9 +82,18 @@ impl<'de, H: Handler> Visitor<'de> for EnvelopeSeed<'_, H> {
                     }
                     version = true;
                 }
-                "id" if id.is_none() && fast.is_none() => id = Some(map.next_value()?),
-                "method" if method.is_none() => method = Some(map.next_value()?),
-                "params" if fast.is_none() => {
+                "id" if id.is_none() && fast.is_none() && result.is_none() => {
+                    id = Some(map.next_value()?)
+                }
+                "method" if method.is_none() && result.is_none() => {
+                    method = Some(map.next_value()?)
+                }
+                // A response: `id` first, and no `method` (the slow way
+                // answers a message that has both, or `error` too).
+                "result" if version && id.is_some() && method.is_none() && result.is_none() => {
+                    result = Some(map.next_value()?);
+                }
+                "params" if fast.is_none() && result.is_none() => {
                     let (true, Some(name)) = (version, method.as_deref()) else {
                         return Err(declined());
                     };
@@ -112,9 +126,12 @@ impl<'de, H: Handler> Visitor<'de> for EnvelopeSeed<'_, H> {
                 }
             }
         }
-        match (method, fast) {
-            (Some(method), Some(Ok((request, work)))) => Ok(Fast::Request(request, method, work)),
-            (Some(method), Some(Err(work))) if id.is_none() => Ok(Fast::Notification(method, work)),
+        match (method, fast, result, id) {
+            (Some(method), Some(Ok((request, work))), None, _) => {
+                Ok(Fast::Request(request, method, work))
+            }
+            (Some(method), Some(Err(work)), None, None) => Ok(Fast::Notification(method, work)),
+            (None, None, Some(result), Some(id)) => Ok(Fast::Response(id, result)),
             _ => Err(declined()),
         }
     }

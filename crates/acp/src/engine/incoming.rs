@@ -77,6 +77,7 @@ impl<H: Handler> Router<H> {
                 self.start_request(request, &method, work).await
             }
             Fast::Notification(method, work) => self.start_notification(&method, work).await,
+            Fast::Response(id, raw) => self.on_response(id, Payload::Result(raw)).await,
             Fast::Declined => self.route_slow(line).await,
         }
     }

@@ -127,6 +127,11 @@ impl Outbox {
     /// Waits while more than the hard cap of bytes is queued (see
     /// "Backpressure" in the engine's docs), or until the close.
     pub(super) async fn wait_below_cap(&self, closed: &Closed) {
+        // Below the cap (the reader's case for every line it reads), no
+        // waiter is registered and removed again.
+        if self.bytes.load(Ordering::Acquire) <= self.cap || closed.is_closed() {
+            return;
+        }
         loop {
             let drained = self.drained.notified();
             tokio::pin!(drained);
@@ -446,11 +451,10 @@ async fn write_batches(
                     // Nothing is queued after the close: all of it is out.
                     return Ok(());
                 }
-                tokio::select! {
-                    biased;
-                    _ = outbox.ready.notified() => {}
-                    _ = engine.closed() => {}
-                }
+                // The close wakes this too: the shutdown notifies `ready`
+                // after recording the close (`wake_senders`), and a
+                // notification sent before this waits is kept for it.
+                outbox.ready.notified().await;
                 continue;
             }
         }

@@ -698,6 +698,7 @@ async fn responses_fail_or_fulfil_the_pending_request() {
     for bad in [
         r#""result":{},"error":{"code":1,"message":"both"}"#.to_string(),
         r#""error":"not an object""#.to_string(),
+        r#""result":{},"result":{}"#.to_string(),
     ] {
         let call = tokio::spawn({
             let client = client.clone();
@@ -731,18 +732,25 @@ async fn responses_fail_or_fulfil_the_pending_request() {
     )
     .await;
 
-    // A good response after all that still works.
-    let call = tokio::spawn({
-        let client = client.clone();
-        async move { client.logout(LogoutRequest::new()).await }
-    });
-    let id = request_id(&mut peer, "logout").await;
-    peer.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#))
-        .await;
-    assert_eq!(
-        within("logout", call).await.unwrap().unwrap(),
-        LogoutResponse::new()
-    );
+    // A good response after all that still works, in the usual order of its
+    // members, with one more, or with `id` last.
+    for shape in [
+        r#"{"jsonrpc":"2.0","id":ID,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":ID,"result":{},"x":[1]}"#,
+        r#"{"result":{},"jsonrpc":"2.0","id":ID}"#,
+    ] {
+        let call = tokio::spawn({
+            let client = client.clone();
+            async move { client.logout(LogoutRequest::new()).await }
+        });
+        let id = request_id(&mut peer, "logout").await;
+        peer.send(&shape.replace("ID", &id.to_string())).await;
+        assert_eq!(
+            within("logout", call).await.unwrap().unwrap(),
+            LogoutResponse::new(),
+            "{shape}"
+        );
+    }
 }
 
 /// Answers every extension method with pretty-printed raw JSON.
