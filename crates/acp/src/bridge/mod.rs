@@ -14,10 +14,10 @@
 //!
 //! # How it runs
 //! The bridge reads the client's first `initialize` and sends the agent an
-//! `initialize` of the *client's* version: a v1 client's own line; a v2
-//! client's params with v1's `clientInfo` and `clientCapabilities` added
-//! (the first row of the table below), which a v1 agent reads and a v2 agent
-//! ignores. Then:
+//! `initialize` of the *client's* version (unless it prefers v2, below): a
+//! v1 client's own line; a v2 client's params with v1's `clientInfo` and
+//! `clientCapabilities` added (the first row of the table below), which a v1
+//! agent reads and a v2 agent ignores. Then:
 //!
 //! - the agent answers that version: the bridge passes the answer on, and
 //!   from there every byte both ways, unread (so nothing is lost, unknown and
@@ -27,6 +27,25 @@
 //! - a v1 client, and the agent refuses with -32022 (a v2-only agent): the
 //!   bridge sends it v2's `initialize` (the client's, translated) and
 //!   translates from there on.
+//!
+//! With [`BridgeOptions::prefer_v2`] (or [`Bridge::prefer_v2`]) a v1
+//! client's `initialize` goes to the agent as v2's instead: the v1 params
+//! translated (`clientInfo` → `info`, the second column's first row), with
+//! the client's `clientInfo` and `clientCapabilities` (as v1 encodes them)
+//! added, under the client's id. Then:
+//!
+//! - the agent answers 2 (it speaks v2, perhaps v1 too): the client gets the
+//!   answer translated to v1's, and the bridge translates from there on;
+//! - the agent answers 1 (a v1 agent, which read the v1 members): the
+//!   answer goes to the client as it is, and every byte passes on unread;
+//! - the agent refuses version 2 with -32022: it is sent the client's own
+//!   line, as without the option;
+//! - another error: passed on, and the client may send another `initialize`.
+//!
+//! (A v1 `initialize` that does not decode, or has a `null` id, which v2
+//! does not allow, goes as the client's own line.) A v2 client is asked for
+//! as without the option. [`BridgeOptions::on_route`] hears the [`Route`]
+//! once both sides agreed.
 //!
 //! Before the client's `initialize`, the bridge answers a request -32600 and
 //! drops a notification, as an agent does. An `initialize` the agent refuses
