@@ -51,7 +51,6 @@ pub mod mcp;
 pub mod output;
 pub mod store;
 pub mod tools;
-mod v1_shaped;
 
 pub use agent::{CodingAgent, CodingAgentV2, Mode};
 
@@ -77,9 +76,8 @@ pub fn connect(
             before(d);
         }
     });
-    // A v1 client asking for a newer version still gets v1 (see `v1_shaped`).
-    let (reader, writer) = transport.into_parts();
-    let transport = acp::Transport::new(v1_shaped::V1Shaped::new(reader), writer);
+    // A v1 client asking for a newer version still gets v1: the router
+    // answers a v1 client's `initialize` with v1.
     let (config2, store2, dropped2) = (config.clone(), store.clone(), dropped.clone());
     acp::negotiate::AgentRouter::new()
         .v1(move |conn| CodingAgent::new(output::Output::V1(conn), config, store, dropped))

@@ -14,10 +14,10 @@
 //!
 //! # How it runs
 //! The bridge reads the client's first `initialize` and sends the agent an
-//! `initialize` of the *client's* version: a v1 client's own line; a v2
-//! client's params with v1's `clientInfo` and `clientCapabilities` added
-//! (the first row of the table below), which a v1 agent reads and a v2 agent
-//! ignores. Then:
+//! `initialize` of the *client's* version (unless it prefers v2, below): a
+//! v1 client's own line; a v2 client's params with v1's `clientInfo` and
+//! `clientCapabilities` added (the first row of the table below), which a v1
+//! agent reads and a v2 agent ignores. Then:
 //!
 //! - the agent answers that version: the bridge passes the answer on, and
 //!   from there every byte both ways, unread (so nothing is lost, unknown and
@@ -27,6 +27,25 @@
 //! - a v1 client, and the agent refuses with -32022 (a v2-only agent): the
 //!   bridge sends it v2's `initialize` (the client's, translated) and
 //!   translates from there on.
+//!
+//! With [`BridgeOptions::prefer_v2`] (or [`Bridge::prefer_v2`]) a v1
+//! client's `initialize` goes to the agent as v2's instead: the v1 params
+//! translated (`clientInfo` → `info`, the second column's first row), with
+//! the client's `clientInfo` and `clientCapabilities` (as v1 encodes them)
+//! added, under the client's id. Then:
+//!
+//! - the agent answers 2 (it speaks v2, perhaps v1 too): the client gets the
+//!   answer translated to v1's, and the bridge translates from there on;
+//! - the agent answers 1 (a v1 agent, which read the v1 members): the
+//!   answer goes to the client as it is, and every byte passes on unread;
+//! - the agent refuses version 2 with -32022: it is sent the client's own
+//!   line, as without the option;
+//! - another error: passed on, and the client may send another `initialize`.
+//!
+//! (A v1 `initialize` that does not decode, or has a `null` id, which v2
+//! does not allow, goes as the client's own line.) A v2 client is asked for
+//! as without the option. [`BridgeOptions::on_route`] hears the [`Route`]
+//! once both sides agreed.
 //!
 //! Before the client's `initialize`, the bridge answers a request -32600 and
 //! drops a notification, as an agent does. An `initialize` the agent refuses
@@ -101,7 +120,7 @@ impl Route {
 #[derive(Debug)]
 pub struct Bridge {
     agent: AgentCommand,
-    options: ConnectionOptions,
+    options: BridgeOptions,
 }
 
 impl Bridge {
@@ -109,7 +128,7 @@ impl Bridge {
     pub fn new(agent: AgentCommand) -> Self {
         Bridge {
             agent,
-            options: ConnectionOptions::default(),
+            options: BridgeOptions::default(),
         }
     }
 
@@ -117,7 +136,23 @@ impl Bridge {
     /// applies to the first lines too).
     #[must_use]
     pub fn options(mut self, options: ConnectionOptions) -> Self {
-        self.options = options;
+        self.options.connection = options;
+        self
+    }
+
+    /// Asks the agent for v2 whatever the client's version (see
+    /// [`BridgeOptions::prefer_v2`]).
+    #[must_use]
+    pub fn prefer_v2(mut self) -> Self {
+        self.options = self.options.prefer_v2();
+        self
+    }
+
+    /// Runs `on_route` once the client and the agent agreed on their
+    /// versions (see [`BridgeOptions::on_route`]).
+    #[must_use]
+    pub fn on_route(mut self, on_route: impl FnOnce(Route) + Send + 'static) -> Self {
+        self.options = self.options.on_route(on_route);
         self
     }
 
@@ -128,7 +163,7 @@ impl Bridge {
             .agent
             .spawn_stdio()
             .map_err(|e| ConnectionError::Io(Arc::new(e)))?;
-        let route = bridge(client, agent, self.options).await;
+        let route = bridge_with(client, agent, self.options).await;
         drop(child);
         route
     }
@@ -139,6 +174,62 @@ impl Bridge {
     }
 }
 
+/// How a bridge runs: its connections' options, the version it asks the
+/// agent for, and who hears the route taken. For [`bridge_with`] (and
+/// [`Bridge`], which has the same setters).
+#[derive(Default)]
+#[non_exhaustive]
+pub struct BridgeOptions {
+    connection: ConnectionOptions,
+    prefer_v2: bool,
+    on_route: Option<Box<dyn FnOnce(Route) + Send>>,
+}
+
+impl std::fmt::Debug for BridgeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BridgeOptions")
+            .field("connection", &self.connection)
+            .field("prefer_v2", &self.prefer_v2)
+            .field("on_route", &self.on_route.is_some())
+            .finish()
+    }
+}
+
+impl BridgeOptions {
+    /// The bridge's defaults, with `connection` as the options of both
+    /// translating connections (the message size limit applies to the first
+    /// lines too).
+    pub fn new(connection: ConnectionOptions) -> Self {
+        BridgeOptions {
+            connection,
+            ..BridgeOptions::default()
+        }
+    }
+
+    /// Asks the agent for v2 even when the client speaks v1 (the default is
+    /// the client's version): an agent that speaks both versions is then used
+    /// in v2, translated for a v1 client. The agent gets the v1 client's
+    /// `initialize` as v2's, with the client's v1 `clientInfo` and
+    /// `clientCapabilities` added for a v1 agent to read; an agent that
+    /// answers 1 is used in v1 (every byte passed on, as for any v1 agent),
+    /// and one that refuses version 2 with -32022 is asked again with the
+    /// client's own `initialize`. A v2 client is asked for as without this.
+    #[must_use]
+    pub fn prefer_v2(mut self) -> Self {
+        self.prefer_v2 = true;
+        self
+    }
+
+    /// Runs `on_route` once, when the client and the agent agreed on their
+    /// versions (after the client got its `initialize` answer, before any
+    /// other message passes). It does not run when a side goes away first.
+    #[must_use]
+    pub fn on_route(mut self, on_route: impl FnOnce(Route) + Send + 'static) -> Self {
+        self.on_route = Some(Box::new(on_route));
+        self
+    }
+}
+
 /// Bridges a client and an agent that are already connected (an agent in this
 /// process over [`Transport::memory_pair`], say) until one side goes away.
 pub async fn bridge(
@@ -146,6 +237,20 @@ pub async fn bridge(
     agent: Transport,
     options: ConnectionOptions,
 ) -> Result<Route, ConnectionError> {
+    bridge_with(client, agent, BridgeOptions::new(options)).await
+}
+
+/// [`bridge`], with all of the bridge's options.
+pub async fn bridge_with(
+    client: Transport,
+    agent: Transport,
+    options: BridgeOptions,
+) -> Result<Route, ConnectionError> {
+    let BridgeOptions {
+        connection: options,
+        prefer_v2,
+        on_route,
+    } = options;
     let (client_reader, client_writer) = client.into_parts();
     let (agent_reader, agent_writer) = agent.into_parts();
     let mut ends = Ends {
@@ -154,28 +259,31 @@ pub async fn bridge(
         agent_reader: BufReader::new(agent_reader),
         agent_writer,
         limit: options.max_message_size,
+        prefer_v2,
     };
-    match ends.handshake().await? {
-        Handshake::Gone(route) => Ok(route),
-        Handshake::Same(route) => {
-            ends.pipe().await?;
-            Ok(route)
-        }
-        Handshake::ClientV2AgentV1(init) => {
-            ends.translate_v2_v1(init, options).await?;
-            Ok(Route {
-                client: ProtocolVersion::V2,
-                agent: ProtocolVersion::V1,
-            })
-        }
-        Handshake::ClientV1AgentV2(init) => {
-            ends.translate_v1_v2(init, options).await?;
-            Ok(Route {
-                client: ProtocolVersion::V1,
-                agent: ProtocolVersion::V2,
-            })
-        }
+    let handshake = ends.handshake().await?;
+    let route = match &handshake {
+        Handshake::Gone(route) => return Ok(*route),
+        Handshake::Same(route) => *route,
+        Handshake::ClientV2AgentV1(_) => Route {
+            client: ProtocolVersion::V2,
+            agent: ProtocolVersion::V1,
+        },
+        Handshake::ClientV1AgentV2(_) => Route {
+            client: ProtocolVersion::V1,
+            agent: ProtocolVersion::V2,
+        },
+    };
+    if let Some(on_route) = on_route {
+        on_route(route);
     }
+    match handshake {
+        Handshake::Gone(_) => {}
+        Handshake::Same(_) => ends.pipe().await?,
+        Handshake::ClientV2AgentV1(init) => ends.translate_v2_v1(init, options).await?,
+        Handshake::ClientV1AgentV2(init) => ends.translate_v1_v2(init, options).await?,
+    }
+    Ok(route)
 }
 
 /// How the `initialize` exchange ended.
@@ -190,12 +298,25 @@ enum Handshake {
     ClientV1AgentV2(v2::InitializeResponse),
 }
 
+/// How asking the agent for v2 first ended.
+enum Asked {
+    /// The handshake is over.
+    Done(Box<Handshake>),
+    /// The agent's error was passed on; the client may send another
+    /// `initialize`.
+    Again,
+    /// Ask the agent in the client's version instead.
+    AsTheClient,
+}
+
 struct Ends {
     client_reader: BufReader<BoxedReader>,
     client_writer: BoxedWriter,
     agent_reader: BufReader<BoxedReader>,
     agent_writer: BoxedWriter,
     limit: usize,
+    /// Ask the agent for v2 first ([`BridgeOptions::prefer_v2`]).
+    prefer_v2: bool,
 }
 
 /// The members of a message the handshake reads.
@@ -407,6 +528,13 @@ impl Ends {
             } else {
                 ProtocolVersion::V1
             };
+            if self.prefer_v2 && client == ProtocolVersion::V1 {
+                match self.ask_v2_first(&id, message.params).await? {
+                    Asked::Done(handshake) => return Ok(*handshake),
+                    Asked::Again => continue,
+                    Asked::AsTheClient => {}
+                }
+            }
             // The agent gets the client's own `initialize`, for its version;
             // a v2 one with v1's members added, for a v1 agent to read
             // (`map::initialize_params_for_either`).
@@ -492,6 +620,59 @@ impl Ends {
             self.send_client(&answer).await?;
             return Ok(Handshake::Same(Route { client, agent }));
         }
+    }
+
+    /// A v1 client's `initialize` asked of the agent as v2's
+    /// ([`BridgeOptions::prefer_v2`]).
+    async fn ask_v2_first(
+        &mut self,
+        id: &RequestId,
+        params: Option<&RawValue>,
+    ) -> Result<Asked, ConnectionError> {
+        // (v2 has no null ids; what does not decode is for the agent to
+        // refuse, in the client's version.)
+        let decoded = acp_schema::decode_params::<acp_schema::InitializeRequest>(params);
+        let (Ok(v1req), false) = (decoded, *id == RequestId::Null) else {
+            return Ok(Asked::AsTheClient);
+        };
+        let v2req = crate::map::session::initialize_request_to_v2(v1req.clone())
+            .protocol_version(ProtocolVersion::V2);
+        let params =
+            crate::map::initialize_params_for_either(&v2req, Some(&v1req.client_capabilities));
+        self.send_agent(&Outgoing::request(id, params).bytes())
+            .await?;
+        let Some(answer) = self.answer(id, true).await? else {
+            return Ok(Asked::Done(Box::new(Handshake::Gone(Route {
+                client: ProtocolVersion::V1,
+                agent: ProtocolVersion::V0,
+            }))));
+        };
+        let reply: Message<'_> =
+            serde_json::from_slice(&answer).map_err(|e| protocol(e.to_string()))?;
+        if let Some(error) = reply.error {
+            if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
+                return Ok(Asked::AsTheClient);
+            }
+            self.send_client(&answer).await?;
+            return Ok(Asked::Again);
+        }
+        let agent = crate::map::asked_version(reply.result).unwrap_or(ProtocolVersion::V0);
+        if agent == ProtocolVersion::V2 {
+            let init: v2::InitializeResponse =
+                acp_schema::decode_params(reply.result).map_err(bad_result)?;
+            self.reply_result(
+                id,
+                &crate::map::session::initialize_response_to_v1(init.clone()),
+            )
+            .await?;
+            return Ok(Asked::Done(Box::new(Handshake::ClientV1AgentV2(init))));
+        }
+        // A v1 agent (it read the v1 members): its answer is the client's.
+        self.send_client(&answer).await?;
+        Ok(Asked::Done(Box::new(Handshake::Same(Route {
+            client: ProtocolVersion::V1,
+            agent,
+        }))))
     }
 
     /// Passes every byte on, both ways, until the agent's output ends or the

@@ -289,7 +289,14 @@ impl<A1: crate::Agent, A2: v2::Agent> RouterHandler<A1, A2> {
                  send it again",
             )
         })?;
-        let version = self.select(asked)?;
+        let mut version = self.select(asked)?;
+        if version == ProtocolVersion::V2
+            && self.supported.contains(&ProtocolVersion::V1)
+            && v1_shaped(params)
+        {
+            // A v1 client asking for more than 1: v1's answer, as before v2.
+            version = ProtocolVersion::V1;
+        }
         if version == ProtocolVersion::V2 && *request.id() == RequestId::Null {
             return Err(
                 Error::invalid_request().data("v2 request ids are strings or integers, not null")
@@ -302,6 +309,23 @@ impl<A1: crate::Agent, A2: v2::Agent> RouterHandler<A1, A2> {
     }
 }
 
+/// Whether `initialize` params are a v1 client's: not a valid v2
+/// `initialize`, no v2 `info` member (a v2 client's broken one is v2's to
+/// refuse), and a valid v1 `initialize`.
+fn v1_shaped(params: Option<&RawValue>) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Info<'a> {
+        #[serde(borrow, default)]
+        info: Option<&'a RawValue>,
+    }
+    let has_info = params
+        .and_then(|p| serde_json::from_str::<Info<'_>>(p.get()).ok())
+        .is_some_and(|i| i.info.is_some());
+    !has_info
+        && acp_schema::decode_params::<acp_schema::v2::InitializeRequest>(params).is_err()
+        && acp_schema::decode_params::<InitializeRequest>(params).is_ok()
+}
+
 /// `initialize` params as a client of `version` would have sent them, when
 /// the client asked for another version (`None`: unchanged).
 fn as_asked_of(
@@ -312,7 +336,18 @@ fn as_asked_of(
     if asked == version || (version == ProtocolVersion::V1 && asked < ProtocolVersion::V2) {
         return None;
     }
-    let v2: acp_schema::v2::InitializeRequest = acp_schema::decode_params(params).ok()?;
+    let decoded = acp_schema::decode_params::<acp_schema::v2::InitializeRequest>(params);
+    let Ok(v2) = decoded else {
+        if version == ProtocolVersion::V2 {
+            return None; // v2's handler refuses it
+        }
+        // A v1 `initialize` asking for more than 1, handed to v1: asking
+        // for 1, every other member as it came.
+        let mut v1: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(params?.get()).ok()?;
+        v1.insert("protocolVersion".into(), ProtocolVersion::V1.get().into());
+        return serde_json::value::to_raw_value(&v1).ok();
+    };
     let encoded = if version == ProtocolVersion::V2 {
         serde_json::value::to_raw_value(&v2.protocol_version(ProtocolVersion::V2))
     } else {

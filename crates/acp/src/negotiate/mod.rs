@@ -14,6 +14,16 @@
 //!   1 (or 0) with -32022 "Unsupported protocol version", whose `data` is
 //!   `{"requested": 1, "supported": [2]}`, and waits for another
 //!   `initialize`. So does an agent asked for 0 when it speaks v1 and v2.
+//! - A v1 client may ask for more than 1 (v1 lets a client ask for the newest
+//!   version it knows, and be answered with the newest at or below it). So an
+//!   agent with both implementations answers 1 to an `initialize` asking for
+//!   2 or more that is a v1 client's: one that is not a valid v2
+//!   `initialize`, has no `info` (or a `null` one), and is a valid v1
+//!   `initialize` (`{"protocolVersion": 65535, "clientCapabilities": {}}`,
+//!   say). Any other `initialize` asking for 2 or more is v2's: one with a
+//!   broken `info` is a v2 client's mistake and gets v2's -32602 naming it.
+//!   An agent with only a v2 implementation answers every `initialize` asking
+//!   for 2 or more as v2 (a v1 client's gets -32602, `missing field `info``).
 //! - The client learns the version from the answer: [`Negotiated::V1`] or
 //!   [`Negotiated::V2`], each with that version's connection and `initialize`
 //!   result. A client that cannot speak the answered version gets
@@ -41,8 +51,9 @@
 //!
 //! When a client asks for more than the chosen version, the agent's handler
 //! sees the `initialize` it would have got from a client of its own version:
-//! `protocolVersion` is the chosen one, and a v2 `initialize` handed to a v1
-//! implementation is turned into v1's (`info` becomes `clientInfo`; the
+//! `protocolVersion` is the chosen one (a v1 client's `initialize` asking
+//! for more keeps its other members as sent), and a v2 `initialize` handed
+//! to a v1 implementation is turned into v1's (`info` becomes `clientInfo`; the
 //! capabilities map as the v1 ↔ v2 bridge maps them: a v2 client has no file
 //! system or terminal, handles boolean config options, notices and
 //! compaction, and keeps its elicitation and terminal-auth support).

@@ -4,7 +4,7 @@
 
 use crate::support;
 
-use acp::bridge::{Route, bridge};
+use acp::bridge::{BridgeOptions, Route, bridge, bridge_with};
 use acp::schema::{self as v1, ProtocolVersion, v2};
 use acp::{ConnectionOptions, NotificationContext, RequestContext, Transport};
 use std::sync::{Arc, Mutex};
@@ -828,4 +828,177 @@ async fn one_v2_agent_serves_a_v1_client_through_the_adapter_and_a_v2_client_dir
         .unwrap();
     assert_eq!(init.protocol_version, ProtocolVersion::V2);
     assert_eq!(routed.version(), Some(ProtocolVersion::V2));
+}
+
+// ---------------------------------------------------------------------------
+// Asking the agent for v2 whatever the client speaks (`prefer_v2`)
+
+/// Starts a bridge that prefers v2; returns its route, and the route its
+/// `on_route` heard.
+fn start_bridge_preferring_v2(
+    client: Transport,
+    agent: Transport,
+) -> (
+    tokio::task::JoinHandle<Route>,
+    tokio::sync::oneshot::Receiver<Route>,
+) {
+    let (heard, hear) = tokio::sync::oneshot::channel();
+    let options = BridgeOptions::new(ConnectionOptions::default())
+        .prefer_v2()
+        .on_route(move |route| {
+            let _ = heard.send(route);
+        });
+    let route = tokio::spawn(async move {
+        bridge_with(client, agent, options)
+            .await
+            .expect("the bridge ends cleanly")
+    });
+    (route, hear)
+}
+
+const V1_ZED_INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true}},"clientInfo":{"name":"zed","version":"1"}}}"#;
+
+#[tokio::test]
+async fn preferring_v2_a_v1_client_gets_an_agent_of_both_versions_in_v2_translated() {
+    use acp::negotiate::AgentRouter;
+    let (v1a, v2a) = (V1Agent::default(), V2Agent::default());
+    let (agent_end, bridge_agent_end) = Transport::memory_pair();
+    let (client_end, bridge_client_end) = Transport::memory_pair();
+    let (routed, io) = AgentRouter::new()
+        .v1({
+            let v1a = v1a.clone();
+            move |_| v1a
+        })
+        .v2({
+            let v2a = v2a.clone();
+            move |_| v2a
+        })
+        .connect(agent_end, ConnectionOptions::default());
+    tokio::spawn(io);
+    let (route, heard) = start_bridge_preferring_v2(bridge_client_end, bridge_agent_end);
+    let mut client = RawPeer::new(client_end);
+    // The client gets v1's answer, translated from the v2 agent's.
+    assert_eq!(
+        client.call(V1_ZED_INIT).await,
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"promptCapabilities":{"image":true,"audio":false,"embeddedContext":false},"mcpCapabilities":{"http":true,"sse":false},"sessionCapabilities":{"list":{},"resume":{},"close":{}},"auth":{"logout":{}}},"authMethods":[{"id":"login","name":"Log in"}],"agentInfo":{"name":"v2-agent","version":"2.0"}}}"#
+    );
+    assert_eq!(
+        within("the route", heard).await.unwrap(),
+        Route {
+            client: ProtocolVersion::V1,
+            agent: ProtocolVersion::V2
+        }
+    );
+    // The agent was asked in v2 (the client's v1 members kept for a v1
+    // agent, which a v2 one ignores) and served it in v2.
+    assert_eq!(routed.version(), Some(ProtocolVersion::V2));
+    assert_eq!(
+        v2a.seen.lock().unwrap().as_slice(),
+        [
+            r#"{"protocolVersion":2,"info":{"name":"zed","version":"1"},"capabilities":{},"clientInfo":{"name":"zed","version":"1"},"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":false},"terminal":false,"auth":{"terminal":false}}}"#
+        ]
+    );
+    assert!(v1a.seen.lock().unwrap().is_empty());
+    // From there on the bridge translates: v1's `session/new`, answered in v1.
+    assert_eq!(
+        client
+            .call(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#)
+            .await,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1","modes":{"currentModeId":"code","availableModes":[{"id":"code","name":"Code"},{"id":"plan","name":"Plan"}]},"configOptions":[{"id":"mode","name":"Mode","category":"mode","type":"select","currentValue":"code","options":[{"value":"code","name":"Code"},{"value":"plan","name":"Plan"}]}]}}"#
+    );
+    client.close();
+    assert_eq!(
+        within("the bridge", route).await.unwrap(),
+        Route {
+            client: ProtocolVersion::V1,
+            agent: ProtocolVersion::V2
+        }
+    );
+}
+
+#[tokio::test]
+async fn preferring_v2_a_v1_agent_answers_1_and_every_byte_passes() {
+    let v1a = V1Agent::default();
+    let (agent_end, bridge_agent_end) = Transport::memory_pair();
+    let (client_end, bridge_client_end) = Transport::memory_pair();
+    let (_a, io) = acp::AgentSideConnection::new(agent_end, ConnectionOptions::default(), {
+        let v1a = v1a.clone();
+        move |_| v1a
+    });
+    tokio::spawn(io);
+    let (route, heard) = start_bridge_preferring_v2(bridge_client_end, bridge_agent_end);
+    let mut client = RawPeer::new(client_end);
+    // The v1 agent's own answer, as it sent it.
+    assert_eq!(
+        client.call(V1_ZED_INIT).await,
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"promptCapabilities":{"image":true,"audio":false,"embeddedContext":false},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{},"auth":{}},"authMethods":[],"agentInfo":{"name":"v1-agent","version":"1.0"}}}"#
+    );
+    assert_eq!(
+        within("the route", heard).await.unwrap(),
+        Route {
+            client: ProtocolVersion::V1,
+            agent: ProtocolVersion::V1
+        }
+    );
+    // It read the client's v1 members of the v2 `initialize` (its file
+    // system among them), asking for 2: answered 1.
+    assert_eq!(
+        v1a.seen.lock().unwrap().as_slice(),
+        [
+            r#"{"protocolVersion":2,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":false},"terminal":false,"auth":{"terminal":false}},"clientInfo":{"name":"zed","version":"1"},"info":{"name":"zed","version":"1"},"capabilities":{}}"#
+        ]
+    );
+    client.close();
+    assert_eq!(
+        within("the bridge", route).await.unwrap(),
+        Route {
+            client: ProtocolVersion::V1,
+            agent: ProtocolVersion::V1
+        }
+    );
+}
+
+#[tokio::test]
+async fn preferring_v2_an_agent_refusing_2_is_asked_with_the_clients_own_initialize() {
+    let (agent_end, bridge_agent_end) = Transport::memory_pair();
+    let (client_end, bridge_client_end) = Transport::memory_pair();
+    let (route, heard) = start_bridge_preferring_v2(bridge_client_end, bridge_agent_end);
+    let mut client = RawPeer::new(client_end);
+    let mut agent = RawPeer::new(agent_end);
+    client.send(V1_ZED_INIT).await;
+    assert_eq!(
+        agent.recv().await,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"zed","version":"1"},"capabilities":{},"clientInfo":{"name":"zed","version":"1"},"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":false},"terminal":false,"auth":{"terminal":false}}}}"#
+    );
+    agent.send(r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"requested":2,"supported":[1]}}}"#).await;
+    assert_eq!(agent.recv().await, V1_ZED_INIT);
+    agent
+        .send(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#)
+        .await;
+    assert_eq!(
+        client.recv().await,
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#
+    );
+    assert_eq!(
+        within("the route", heard).await.unwrap(),
+        Route {
+            client: ProtocolVersion::V1,
+            agent: ProtocolVersion::V1
+        }
+    );
+    // Another error is the client's: passed on, and it may try again.
+    drop((client, agent, route));
+    let (agent_end, bridge_agent_end) = Transport::memory_pair();
+    let (client_end, bridge_client_end) = Transport::memory_pair();
+    let (_route, _heard) = start_bridge_preferring_v2(bridge_client_end, bridge_agent_end);
+    let mut client = RawPeer::new(client_end);
+    let mut agent = RawPeer::new(agent_end);
+    client.send(V1_ZED_INIT).await;
+    assert!(agent.recv().await.contains(r#""protocolVersion":2"#));
+    let refusal =
+        r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32000,"message":"Authentication required"}}"#;
+    agent.send(refusal).await;
+    assert_eq!(client.recv().await, refusal);
+    client.send(V1_ZED_INIT).await;
+    assert!(agent.recv().await.contains(r#""protocolVersion":2"#));
 }

@@ -301,6 +301,80 @@ async fn a_v1_implementation_sees_a_v2_initialize_as_v1_and_a_v2_one_sees_versio
     );
 }
 
+/// A v1 client asking for more than 1 (v1's `initialize`, no `info`): an
+/// agent with a v1 implementation answers 1, as v1 asks, and the v1
+/// implementation sees version 1 with every other member as sent; a v2
+/// client's `initialize` with a broken `info` stays v2's to refuse, and a
+/// v2-only agent refuses the v1 one with -32602.
+#[tokio::test]
+async fn a_v1_initialize_asking_for_more_is_answered_by_v1_when_there_is_one() {
+    let v1 = V1Agent::default();
+    let v2a = V2Agent::default();
+    let (routed, mut peer) = raw_router(
+        AgentRouter::new()
+            .v1({
+                let v1 = v1.clone();
+                move |_| v1
+            })
+            .v2({
+                let v2a = v2a.clone();
+                move |_| v2a
+            }),
+        ConnectionOptions::default(),
+    );
+    let asked = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":65535,"clientCapabilities":{"fs":{"readTextFile":true}},"clientInfo":{"name":"ed","version":"9"}}}"#;
+    assert_eq!(peer.call(asked).await, V1_INIT_OK);
+    assert_eq!(routed.version(), Some(ProtocolVersion::V1));
+    assert_eq!(
+        v1.seen.lock().unwrap().as_slice(),
+        [
+            r#"{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":false},"terminal":false,"auth":{"terminal":false}},"clientInfo":{"name":"ed","version":"9"}}"#
+        ]
+    );
+    assert!(v2a.seen.lock().unwrap().is_empty());
+
+    // No members at all is a v1 `initialize` too.
+    let (_routed, mut peer) = raw_router(
+        AgentRouter::new()
+            .v1(|_| V1Agent::default())
+            .v2(|_| V2Agent::default()),
+        ConnectionOptions::default(),
+    );
+    assert_eq!(
+        peer.call(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2}}"#
+        )
+        .await,
+        V1_INIT_OK
+    );
+
+    // A broken `info` is a v2 client's mistake: v2 refuses it, and the
+    // agent waits for another `initialize`.
+    let (routed, mut peer) = raw_router(
+        AgentRouter::new()
+            .v1(|_| V1Agent::default())
+            .v2(|_| V2Agent::default()),
+        ConnectionOptions::default(),
+    );
+    assert_eq!(
+        peer.call(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"ed"}}}"#).await,
+        r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32602,"message":"Invalid params","data":{"path":"info","message":"missing field `version`"}}}"#
+    );
+    assert_eq!(routed.version(), Some(ProtocolVersion::V2));
+    assert_eq!(peer.call(V2_INIT).await, V2_INIT_OK);
+
+    // With v2 only, a v1 `initialize` asking for 2 is refused.
+    let (_routed, mut peer) = raw_router(
+        AgentRouter::new().v2(|_| V2Agent::default()),
+        ConnectionOptions::default(),
+    );
+    assert_eq!(
+        peer.call(asked).await,
+        r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32602,"message":"Invalid params","data":{"path":"","message":"missing field `info`"}}}"#
+    );
+    assert_eq!(peer.call(V2_INIT).await, V2_INIT_OK);
+}
+
 #[tokio::test]
 async fn before_initialize_requests_are_refused_and_notifications_reported() {
     let dropped = Arc::new(Mutex::new(Vec::new()));
