@@ -43,6 +43,7 @@ pub const FIXTURES: &[&str] = &[
     "acp-test-agent",
     "acp-hostile-agent",
     "acp-check-mutant",
+    "acp-check-mutant-v2",
     "acp-check-mutant-client",
 ];
 

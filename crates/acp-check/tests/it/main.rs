@@ -5,6 +5,8 @@
 //! - `mutants`: each mutant agent (`acp-check-mutant BUG`, crate
 //!   acp-testkit) fails exactly the checks of `acp check agent` its bug
 //!   breaks.
+//! - `mutants_v2`: the same for `acp check agent --protocol 2` and
+//!   `acp-check-mutant-v2 BUG`.
 //! - `mutant_clients`: the same for `acp check client` and
 //!   `acp-check-mutant-client BUG`.
 //! - `strict_table`: `src/strict/v1.types` is rendered from the official
@@ -21,4 +23,5 @@ mod common {
 
 mod mutant_clients;
 mod mutants;
+mod mutants_v2;
 mod strict_table;

@@ -93,6 +93,10 @@ pub struct AgentCheckArgs {
     /// How soon after `session/cancel` the turn must end, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub cancel_within: f64,
+    /// The protocol version to judge the agent in: 1, or 2 (a draft; its
+    /// own requirements, `v2.*`).
+    #[arg(long, value_name = "VERSION", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub protocol: u8,
     /// The agent's command line.
     #[arg(
         trailing_var_arg = true,
