@@ -397,9 +397,21 @@ pub(super) async fn session_close(cx: &mut V2Cx) -> Judged {
         .await
         .map_err(|e| needs("session/new", &e))?;
     let call = call_main(cx, "session/close", json!({"sessionId": session})).await?;
-    if call.result().is_none() {
-        return Ok(Outcome::fail(format!("session/close: {}", describe(&call))));
-    }
+    Ok(match call.result() {
+        Some(_) => {
+            cx.closed = Some(session);
+            Outcome::pass()
+        }
+        None => Outcome::fail(format!("session/close: {}", describe(&call))),
+    })
+}
+
+/// `v2.session.closed-refused`.
+pub(super) async fn session_closed_refused(cx: &mut V2Cx) -> Judged {
+    session_caps(cx, None).await?;
+    let Some(session) = cx.closed.clone() else {
+        return Err(Outcome::skip("needs a session closed by v2.session.close"));
+    };
     let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": "hello"}]});
     let call = call_main(cx, "session/prompt", prompt).await?;
     Ok(if call.error().is_some() {

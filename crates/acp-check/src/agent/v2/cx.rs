@@ -62,6 +62,8 @@ pub struct V2Cx {
     ordinary: Option<Result<V2Turn, String>>,
     cancel: Option<Result<V2Turn, Outcome>>,
     probe: Option<Result<Peer, String>>,
+    /// The session `v2.session.close` closed.
+    pub(super) closed: Option<String>,
 }
 
 /// What a check reports when a step it needs failed: NOT TESTED when the
@@ -128,6 +130,7 @@ impl V2Cx {
             ordinary: None,
             cancel: None,
             probe: None,
+            closed: None,
         })
     }
 

@@ -178,8 +178,17 @@ pub static V2_CHECKS: &[Check<V2Cx>] = &[
         "v2/session-setup",
         Some("close"),
         Capability,
-        "with `capabilities.session`, `session/close` succeeds and a prompt to the closed session is refused",
+        "with `capabilities.session`, `session/close` of a new session succeeds",
         checks::session_close
+    ),
+    check!(
+        "v2.session.closed-refused",
+        "session",
+        "v2/session-setup",
+        Some("close"),
+        Informational,
+        "a prompt to a closed session is answered with an error (the spec says only that the session's resources are freed)",
+        checks::session_closed_refused
     ),
     check!(
         "v2.session.delete",
