@@ -179,8 +179,8 @@ impl V2Cx {
     }
 
     /// The main process, initialized with version 2 (once): its result, or
-    /// why not (starting with [`ANSWERED_OTHER`] when it answered another
-    /// version).
+    /// why not (starting with "the agent answered protocol version" when it
+    /// answered another version).
     pub async fn init(&mut self) -> Result<Value, String> {
         if let Some(done) = &self.init {
             return done.clone();

@@ -18,7 +18,7 @@
 //! - here: the table and [`run_with`].
 //!
 //! Arrows point down: the table → `checks` → `cx` → the crate's `wire`,
-//! `process`, `report`, and [`AgentOptions`](super::AgentOptions).
+//! `process`, `report`, and [`AgentOptions`].
 
 mod checks;
 mod cx;
