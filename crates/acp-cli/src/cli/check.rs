@@ -125,6 +125,10 @@ pub struct ClientCheckArgs {
     /// person to cancel it instead (an interactive client's stop button).
     #[arg(long)]
     pub no_interrupt: bool,
+    /// The protocol version to judge the client in: 1, or 2 (a draft: the
+    /// checking agent answers a client asking for 2 as a v2 agent, `v2.*`).
+    #[arg(long, value_name = "VERSION", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub protocol: u8,
     /// The client's command line, with `{agent}` where it takes the agent's
     /// command.
     #[arg(

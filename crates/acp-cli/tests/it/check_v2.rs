@@ -2,7 +2,10 @@
 //! list, the version checked, and a v1-only agent (our test agent) judged
 //! plainly: the version requirement fails, every other v2 requirement is
 //! NOT TESTED with that reason, NOT CONFORMANT, in text, JSON and JUnit.
-//! (v2 agents are judged in acp-check's and acp-e2e's tests.)
+//! (v2 agents are judged in acp-check's and acp-e2e's tests.) And `acp
+//! check client --protocol 2`: `acp exec --protocol 2` is a conformant v2
+//! client, `acp exec` (v1) is not one. (The TypeScript SDK's v2 client is
+//! judged in `interop_v2`.)
 
 use crate::common;
 use common::*;
@@ -91,5 +94,86 @@ fn a_v1_only_agent_is_not_conformant_for_v2_and_its_v2_checks_not_tested() {
     assert!(
         statuses[1..].iter().all(|(_, s)| *s == "NOT TESTED"),
         "{statuses:?}"
+    );
+}
+
+/// `acp check client --protocol 2 -- CLIENT… {agent}…`, its output.
+fn check_client(sb: &Sandbox, client: &[&str]) -> Output {
+    let mut args = vec![
+        "check",
+        "client",
+        "--protocol",
+        "2",
+        "--timeout",
+        "20",
+        "--",
+    ];
+    args.extend_from_slice(client);
+    sb.run(&args)
+}
+
+#[test]
+fn acp_exec_protocol_2_is_a_conformant_v2_client() {
+    let sb = Sandbox::new();
+    let out = check_client(
+        &sb,
+        &[
+            ACP,
+            "exec",
+            "--protocol",
+            "2",
+            "--agent",
+            "{agent}",
+            "--approve-all",
+            "hello",
+        ],
+    );
+    assert_code(&out, 0);
+    for name in [
+        "v2.client.initialize",
+        "v2.client.session-new",
+        "v2.client.prompt",
+        "v2.client.permission",
+        "v2.client.wire-types",
+    ] {
+        assert!(
+            out.stdout.contains(&format!("  PASS {name}\n")),
+            "{name}\n{}",
+            out.stdout
+        );
+    }
+    assert!(
+        out.stdout.ends_with("VERDICT: CONFORMANT\n"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_client_asking_for_v1_is_not_conformant_for_v2() {
+    let sb = Sandbox::new();
+    let out = check_client(
+        &sb,
+        &[ACP, "exec", "--agent", "{agent}", "--approve-all", "hello"],
+    );
+    assert_code(&out, 1);
+    assert!(
+        out.stdout.contains(
+            "  FAIL v2.client.initialize: the client asked for protocol version 1, not 2"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "  NOT TESTED v2.client.permission: not tested: the client asked for protocol version 1"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with("VERDICT: NOT CONFORMANT\n"),
+        "{}",
+        out.stdout
     );
 }
