@@ -194,7 +194,11 @@ impl V2Cx {
                         "{ANSWERED_OTHER} {} to a v2 initialize, so it does not speak v2",
                         r.get("protocolVersion").unwrap_or(&Value::Null)
                     )),
-                    None => Err(format!("initialize: {}", describe(&call))),
+                    None => Err(format!(
+                        "initialize: {}{}",
+                        describe(&call),
+                        stderr_end(&peer, call.closed)
+                    )),
                 };
                 self.main = Some(peer);
                 done
@@ -426,6 +430,17 @@ impl V2Cx {
             peer.kill().await;
         }
     }
+}
+
+/// The last lines the agent wrote to stderr, when it closed its output.
+fn stderr_end(peer: &Peer, closed: bool) -> String {
+    let tail = peer.stderr_tail();
+    let last: Vec<&str> = tail.lines().rev().take(3).collect();
+    if !closed || last.is_empty() {
+        return String::new();
+    }
+    let last: Vec<&str> = last.into_iter().rev().collect();
+    format!(" (its stderr ends: {})", last.join(" / "))
 }
 
 /// What went wrong with a call, shortened.
