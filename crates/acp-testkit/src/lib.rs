@@ -45,6 +45,7 @@ pub const FIXTURES: &[&str] = &[
     "acp-check-mutant",
     "acp-check-mutant-v2",
     "acp-check-mutant-client",
+    "acp-check-mutant-client-v2",
 ];
 
 /// The path of the fixture program `name` (one of [`FIXTURES`]), built for

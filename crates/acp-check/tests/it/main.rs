@@ -9,6 +9,8 @@
 //!   `acp-check-mutant-v2 BUG`.
 //! - `mutant_clients`: the same for `acp check client` and
 //!   `acp-check-mutant-client BUG`.
+//! - `mutant_clients_v2`: the same for `acp check client --protocol 2`
+//!   and `acp-check-mutant-client-v2 BUG`.
 //! - `strict_table`: `src/strict/v1.types` is rendered from the official
 //!   schema (`BLESS=1` rewrites it).
 
@@ -22,6 +24,7 @@ mod common {
 }
 
 mod mutant_clients;
+mod mutant_clients_v2;
 mod mutants;
 mod mutants_v2;
 mod strict_table;
