@@ -76,7 +76,8 @@ pub struct AgentCheckArgs {
     /// The options of every `acp check`.
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Authenticate with this auth method (an id the agent advertises).
+    /// Authenticate with this auth method (an id the agent advertises;
+    /// `auth/login` with `--protocol 2`).
     #[arg(long, value_name = "METHOD")]
     pub auth: Option<String>,
     /// What the agent is asked in the ordinary turns (repeatable; one turn

@@ -90,7 +90,8 @@ async fn check(env: &[(&str, &str)], options: &[&str], agent: &[String]) -> Repo
     }
 }
 
-/// `acp-agent` answers v2, reads a file on its own host after asking
+/// `acp-agent` answers v2, logs in (`auth/login` with `--auth`), reads a
+/// file on its own host after asking
 /// permission (a tool call upserted by id), and is cancelled while it
 /// counts slowly; it advertises `session.delete` too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -108,6 +109,8 @@ async fn acp_agent_is_conformant_in_v2_on_a_scripted_model() {
         data.path().display().to_string(),
     ];
     let options = [
+        "--auth",
+        "environment",
         "--prompt",
         "read {workspace}/notes.txt",
         "--cancel-prompt",

@@ -64,6 +64,7 @@ pub struct V2Cx {
     probe: Option<Result<Peer, String>>,
     /// The session `v2.session.close` closed.
     pub(super) closed: Option<String>,
+    login: Option<Result<(), String>>,
 }
 
 /// What a check reports when a step it needs failed: NOT TESTED when the
@@ -131,6 +132,7 @@ impl V2Cx {
             cancel: None,
             probe: None,
             closed: None,
+            login: None,
         })
     }
 
@@ -218,8 +220,34 @@ impl V2Cx {
         json!({"cwd": self.workspace(), "mcpServers": []})
     }
 
-    /// Opens another session on the main process: its id and the result.
+    /// Logs in with `--auth` (v2's `auth/login`), when given (once).
+    async fn login(&mut self) -> Result<(), String> {
+        if let Some(done) = &self.login {
+            return done.clone();
+        }
+        let done = match self.opts.auth.clone() {
+            None => Ok(()),
+            Some(method) => {
+                let timeout = self.opts.timeout;
+                let peer = self.main().await?;
+                let call = peer
+                    .wire
+                    .call("auth/login", json!({"methodId": method}), timeout)
+                    .await;
+                match call.result() {
+                    Some(_) => Ok(()),
+                    None => Err(format!("auth/login: {}", describe(&call))),
+                }
+            }
+        };
+        self.login = Some(done.clone());
+        done
+    }
+
+    /// Opens another session on the main process (logged in with `--auth`
+    /// first): its id and the result.
     pub async fn new_session(&mut self) -> Result<(String, Value), String> {
+        self.login().await?;
         let (params, timeout) = (self.new_session_params(), self.opts.timeout);
         let peer = self.main().await?;
         let call = peer.wire.call("session/new", params, timeout).await;
