@@ -215,29 +215,26 @@ pub(super) async fn prompt_session_id(cx: &mut V2Cx) -> Judged {
 
 /// `v2.tools.upsert`.
 pub(super) async fn tools_upsert(cx: &mut V2Cx) -> Judged {
-    ordinary(cx).await?;
-    let turns: Vec<V2Turn> = [cx.ordinary().await.ok()].into_iter().flatten().collect();
+    let turn = ordinary(cx).await?;
     let mut seen = 0;
-    for turn in &turns {
-        for (e, p) in updates(cx, turn) {
-            match kind(&p) {
-                "tool_call" => {
-                    return Ok(Outcome::fail(
-                        "a v1 `tool_call` update on a v2 connection (v2 upserts with tool_call_update)",
-                    )
-                    .with_message(&e.line));
-                }
-                "tool_call_update" | "tool_call_content_chunk" => {
-                    seen += 1;
-                    if !p["update"]["toolCallId"].is_string() {
-                        return Ok(
-                            Outcome::fail(format!("a {} carries no toolCallId", kind(&p)))
-                                .with_message(&e.line),
-                        );
-                    }
-                }
-                _ => {}
+    for (e, p) in updates(cx, &turn) {
+        match kind(&p) {
+            "tool_call" => {
+                return Ok(Outcome::fail(
+                    "a v1 `tool_call` update on a v2 connection (v2 upserts with tool_call_update)",
+                )
+                .with_message(&e.line));
             }
+            "tool_call_update" | "tool_call_content_chunk" => {
+                seen += 1;
+                if !p["update"]["toolCallId"].is_string() {
+                    return Ok(
+                        Outcome::fail(format!("a {} carries no toolCallId", kind(&p)))
+                            .with_message(&e.line),
+                    );
+                }
+            }
+            _ => {}
         }
     }
     Ok(if seen == 0 {
