@@ -8,7 +8,9 @@
 //!   `acp-hostile-agent` (tries what a hostile agent would: files, terminals,
 //!   policies), `acp-check-mutant` and `acp-check-mutant-client` (an agent
 //!   and a client with one deliberate protocol bug each, for the mutation
-//!   tests of `acp check`). The top of each file says what it does.
+//!   tests of `acp check`), `acp-check-mutant-v2` and
+//!   `acp-check-mutant-client-v2` (the same for `acp check --protocol 2`).
+//!   The top of each file says what it does.
 //! - `src/lib.rs`: [`bin`]. A new fixture is a new file under `src/bin/`
 //!   with its `[[bin]]` entry (`test = false`) in `Cargo.toml`, and a line in
 //!   [`FIXTURES`].
@@ -43,7 +45,9 @@ pub const FIXTURES: &[&str] = &[
     "acp-test-agent",
     "acp-hostile-agent",
     "acp-check-mutant",
+    "acp-check-mutant-v2",
     "acp-check-mutant-client",
+    "acp-check-mutant-client-v2",
 ];
 
 /// The path of the fixture program `name` (one of [`FIXTURES`]), built for

@@ -16,6 +16,8 @@
 //! - `rules.rs`: the rules of a turn, judged over the recorded lines.
 //! - `acting.rs`: the acting client, whose fs and terminal answers
 //!   `acp-host` carries out in the workspace.
+//! - [`v2`]: `acp check agent --protocol 2`, its own context and checks
+//!   (beside these, sharing only the crate's modules and [`AgentOptions`]).
 //!
 //! Arrows point down: `run` (here) → `checks` → `cx` and `rules` → `acting`
 //! and the crate's `wire`, `process`, `strict`, `report`.
@@ -24,6 +26,7 @@ mod acting;
 mod checks;
 mod cx;
 mod rules;
+pub mod v2;
 
 pub use acting::Acting;
 pub use checks::CHECKS;

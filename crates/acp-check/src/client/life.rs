@@ -61,7 +61,7 @@ fn fail_missing_step(cx: &mut ClientCx) {
     cx.record(step, o);
 }
 
-async fn start(cx: &mut ClientCx) -> Result<(), String> {
+pub(super) async fn start(cx: &mut ClientCx) -> Result<(), String> {
     write_agent_script(cx).map_err(|e| format!("cannot write the agent script: {e}"))?;
     let listener = tokio::net::UnixListener::bind(cx.socket_path())
         .map_err(|e| format!("cannot listen on {}: {e}", cx.socket_path().display()))?;
@@ -191,7 +191,7 @@ async fn serve(cx: &mut ClientCx) {
 
 /// Ends the life: a moment for late messages, then the agent's stdout
 /// closes and the client has a few seconds to exit before it is killed.
-async fn finish(cx: &mut ClientCx) {
+pub(super) async fn finish(cx: &mut ClientCx) {
     if cx.wire.is_some() {
         let deadline = tokio::time::Instant::now() + GRACE;
         loop {

@@ -39,6 +39,8 @@
 //! - `cx.rs`: [`ClientCx`], the context: the client process (`child.rs`),
 //!   the wire to it, what it sent, the outcomes recorded.
 //! - `relay.rs`: the checking agent's process, a byte relay to the judge.
+//! - [`v2`]: `acp check client --protocol 2`, its own serving and table
+//!   (using `life`'s start and end, and `cx`).
 //!
 //! Arrows point down: `run` (here) → `life` → `turn` → `terminal`,
 //! `elicitation` → `judge` → `cx` → `child`, `options`; `checks` → `cx`.
@@ -53,6 +55,7 @@ mod options;
 pub mod relay;
 mod terminal;
 mod turn;
+pub mod v2;
 
 pub use checks::CHECKS;
 pub use cx::{ClientCx, Session};

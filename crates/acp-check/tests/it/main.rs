@@ -9,9 +9,13 @@
 //! - `mutants`: each mutant agent (`acp-check-mutant BUG`, crate
 //!   acp-testkit) fails exactly the checks of `acp check agent` its bug
 //!   breaks.
+//! - `mutants_v2`: the same for `acp check agent --protocol 2` and
+//!   `acp-check-mutant-v2 BUG`.
 //! - `mutant_clients`: the same for `acp check client` and
 //!   `acp-check-mutant-client BUG`, with a client answering wrong ids and
 //!   one that stops answering.
+//! - `mutant_clients_v2`: the same for `acp check client --protocol 2`
+//!   and `acp-check-mutant-client-v2 BUG`.
 //! - `strict_table`: `src/strict/v1.types` is rendered from the official
 //!   schema (`BLESS=1` rewrites it).
 
@@ -26,5 +30,7 @@ mod common {
 
 mod kit_shapes;
 mod mutant_clients;
+mod mutant_clients_v2;
 mod mutants;
+mod mutants_v2;
 mod strict_table;

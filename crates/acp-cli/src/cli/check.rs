@@ -76,7 +76,8 @@ pub struct AgentCheckArgs {
     /// The options of every `acp check`.
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Authenticate with this auth method (an id the agent advertises).
+    /// Authenticate with this auth method (an id the agent advertises;
+    /// `auth/login` with `--protocol 2`).
     #[arg(long, value_name = "METHOD")]
     pub auth: Option<String>,
     /// What the agent is asked in the ordinary turns (repeatable; one turn
@@ -95,6 +96,10 @@ pub struct AgentCheckArgs {
     /// How soon after `session/cancel` the turn must end, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub cancel_within: f64,
+    /// The protocol version to judge the agent in: 1, or 2 (a draft; its
+    /// own requirements, `v2.*`).
+    #[arg(long, value_name = "VERSION", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub protocol: u8,
     /// The agent's command line.
     #[arg(
         trailing_var_arg = true,
@@ -125,6 +130,10 @@ pub struct ClientCheckArgs {
     /// person to cancel it instead (an interactive client's stop button).
     #[arg(long)]
     pub no_interrupt: bool,
+    /// The protocol version to judge the client in: 1, or 2 (a draft: the
+    /// checking agent answers a client asking for 2 as a v2 agent, `v2.*`).
+    #[arg(long, value_name = "VERSION", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub protocol: u8,
     /// The client's command line, with `{agent}` where it takes the agent's
     /// command.
     #[arg(

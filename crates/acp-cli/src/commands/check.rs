@@ -52,6 +52,10 @@ pub async fn run(args: CheckArgs) -> Result<u8, Failure> {
 }
 
 async fn run_agent(args: AgentCheckArgs) -> Result<u8, Failure> {
+    if args.common.list && args.protocol == 2 {
+        print!("{}", acp_check::catalog::markdown(agent::v2::V2_CHECKS));
+        return Ok(crate::exit::OK);
+    }
     if args.common.list {
         print!("{}", acp_check::catalog::markdown(agent::CHECKS));
         return Ok(crate::exit::OK);
@@ -73,13 +77,22 @@ async fn run_agent(args: AgentCheckArgs) -> Result<u8, Failure> {
     opts.cancel_within = seconds(args.cancel_within, "--cancel-within")?;
     opts.trace = args.common.trace.clone();
     opts.filters = filters(&args.common)?;
-    let report = agent::run_with(opts, &mut progress)
-        .await
-        .map_err(|e| Failure::usage(format!("cannot run the checks: {e}")))?;
+    let report = match args.protocol {
+        2 => agent::v2::run_with(opts, &mut progress).await,
+        _ => agent::run_with(opts, &mut progress).await,
+    };
+    let report = report.map_err(|e| Failure::usage(format!("cannot run the checks: {e}")))?;
     write_report(&report, &args.common)
 }
 
 async fn run_client(args: ClientCheckArgs) -> Result<u8, Failure> {
+    if args.common.list && args.protocol == 2 {
+        print!(
+            "{}",
+            acp_check::catalog::markdown(client::v2::V2_CLIENT_CHECKS)
+        );
+        return Ok(crate::exit::OK);
+    }
     if args.common.list {
         print!("{}", acp_check::catalog::markdown(client::CHECKS));
         return Ok(crate::exit::OK);
@@ -103,9 +116,11 @@ async fn run_client(args: ClientCheckArgs) -> Result<u8, Failure> {
     opts.interrupt = !args.no_interrupt;
     opts.trace = args.common.trace.clone();
     opts.filters = filters(&args.common)?;
-    let report = client::run_with(opts, &mut progress)
-        .await
-        .map_err(|e| Failure::usage(format!("cannot run the checks: {e}")))?;
+    let report = match args.protocol {
+        2 => client::v2::run_with(opts, &mut progress).await,
+        _ => client::run_with(opts, &mut progress).await,
+    };
+    let report = report.map_err(|e| Failure::usage(format!("cannot run the checks: {e}")))?;
     write_report(&report, &args.common)
 }
 

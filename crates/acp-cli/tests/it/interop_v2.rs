@@ -319,3 +319,40 @@ fn acp_chat_protocol_2_streams_the_sdk_v2_agents_turns() {
     let stops = log.lines().filter(|l| *l == "stop end_turn").count();
     assert_eq!(stops, 2, "{log}");
 }
+
+/// `acp check client --protocol 2` answers the SDK's v2 client as a v2
+/// agent (a turn with a permission question about a tool call) and finds
+/// nothing wrong with it.
+#[test]
+fn acp_check_client_protocol_2_finds_the_sdk_v2_client_conformant() {
+    if !Js.available() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let [node, path]: [String; 2] = js("client-v2.mjs").try_into().expect("two words");
+    let mut command = sb.command(common::ACP);
+    command
+        .args([
+            "check",
+            "client",
+            "--protocol",
+            "2",
+            "--timeout",
+            "20",
+            "--",
+        ])
+        .args([node, path])
+        .args(["--prompt", "hi", "--", "{agent}"]);
+    let out = run(command);
+    assert_code(&out, 0);
+    assert!(
+        out.stdout.contains("5 passed, 0 failed, 0 skipped"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with("VERDICT: CONFORMANT\n"),
+        "{}",
+        out.stdout
+    );
+}

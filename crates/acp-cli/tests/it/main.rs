@@ -18,6 +18,7 @@ mod chat;
 mod chat_live;
 mod check;
 mod check_client;
+mod check_v2;
 mod completions_and_man;
 mod crash;
 mod exec;

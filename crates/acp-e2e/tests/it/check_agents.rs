@@ -212,12 +212,12 @@ fn baseline(name: &str) -> (BTreeSet<String>, String) {
 /// - `run COMMAND`: a `run_command` call of COMMAND (the rest of the line);
 /// - `count slowly`: a line every 100 ms for 20 s (the turn to cancel);
 /// - anything else: one sentence.
-struct Model {
-    base_url: String,
+pub(crate) struct Model {
+    pub(crate) base_url: String,
 }
 
 impl Model {
-    async fn start() -> Model {
+    pub(crate) async fn start() -> Model {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {

@@ -8,6 +8,8 @@
 //!   TypeScript SDK's v2 client.
 //! - `check_agents`: `acp check agent` judging our agents and agents
 //!   written on the official SDKs (baselines in `tests/check_baselines/`).
+//! - `check_agents_v2`: `acp check agent --protocol 2` judging `acp-agent`
+//!   and the official TypeScript SDK's v2 agent.
 
 // acp-agent's test support (the mock model server, starting the agent),
 // shared, not copied.
@@ -18,3 +20,4 @@ mod acp_chat;
 mod acp_exec;
 mod agent_v2;
 mod check_agents;
+mod check_agents_v2;

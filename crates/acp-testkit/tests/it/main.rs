@@ -11,8 +11,16 @@ fn bin_finds_the_programs_cargo_built_for_this_test() {
         ("acp-hostile-agent", env!("CARGO_BIN_EXE_acp-hostile-agent")),
         ("acp-check-mutant", env!("CARGO_BIN_EXE_acp-check-mutant")),
         (
+            "acp-check-mutant-v2",
+            env!("CARGO_BIN_EXE_acp-check-mutant-v2"),
+        ),
+        (
             "acp-check-mutant-client",
             env!("CARGO_BIN_EXE_acp-check-mutant-client"),
+        ),
+        (
+            "acp-check-mutant-client-v2",
+            env!("CARGO_BIN_EXE_acp-check-mutant-client-v2"),
         ),
     ];
     assert_eq!(built.map(|(name, _)| name), acp_testkit::FIXTURES);
