@@ -83,11 +83,6 @@ pub struct Log {
 /// needed it are NOT TESTED rather than failed or skipped.
 pub const STOPPED_ANSWERING: &str = "stopped answering";
 
-/// Whether `why` (a step's failure) is that the peer did not answer in time.
-pub fn is_unanswered(why: &str) -> bool {
-    why.contains(STOPPED_ANSWERING) || why.contains(NO_RESPONSE)
-}
-
 const NO_RESPONSE: &str = "no response within";
 
 impl Log {
@@ -617,6 +612,13 @@ impl Call {
     /// The response's log place.
     pub fn seq(&self) -> Option<usize> {
         self.response.as_ref().map(|r| r.seq)
+    }
+
+    /// Whether nothing ended the wait but the timeout (or it was not
+    /// waited for, the peer having stopped answering): no response, no
+    /// stray one, and the peer's output still open.
+    pub fn unanswered(&self) -> bool {
+        self.response.is_none() && self.stray.is_none() && !self.closed
     }
 
     /// The response line, or why there is none.

@@ -109,20 +109,75 @@ pub struct AgentCx {
     main: Option<Peer>,
     others: Vec<Peer>,
     next_wire: usize,
-    init: Option<Result<Init, String>>,
-    authed: Option<Result<(), String>>,
-    session: Option<Result<Session, String>>,
+    init: Option<Result<Init, StepError>>,
+    authed: Option<Result<(), StepError>>,
+    session: Option<Result<Session, StepError>>,
     turns: Vec<Turn>,
-    ordinary: Option<Result<Turn, String>>,
+    ordinary: Option<Result<Turn, StepError>>,
     cancel: Option<Result<Turn, Outcome>>,
-    probe: Option<Result<Peer, String>>,
+    probe: Option<Result<Peer, StepError>>,
+}
+
+/// Why a step of the agent's life (starting a process, `initialize`,
+/// `authenticate`, a session, the ordinary turns) could not be taken. Its
+/// text is the reason the checks that need the step report.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StepError {
+    /// The agent's process could not be started.
+    #[error("{0}")]
+    Start(String),
+    /// A request of the step got no result: an error answer, a response
+    /// under an id of no request, the agent's output closed, or no answer
+    /// within the timeout.
+    #[error("{method}: {detail}")]
+    Call {
+        /// The request (`initialize`, `session/new`, …).
+        method: String,
+        /// The answer, or why there is none.
+        detail: String,
+        /// Nothing but the timeout ended the wait, or the agent had already
+        /// stopped answering.
+        unanswered: bool,
+    },
+    /// A v2 `initialize` was answered with another protocol version (its
+    /// JSON text).
+    #[error("the agent answered protocol version {0} to a v2 initialize, so it does not speak v2")]
+    NotV2(String),
+    /// `session/new` answered without a `sessionId`.
+    #[error("session/new answered no sessionId: {0}")]
+    NoSessionId(String),
+    /// No ordinary turn ran: there was no `--prompt`.
+    #[error("no ordinary turn ran (no --prompt)")]
+    NoPrompt,
+}
+
+impl StepError {
+    /// The step's request `method` failed as `call` shows; `detail` says how.
+    pub(super) fn call(method: &str, call: &Call, detail: String) -> StepError {
+        StepError::Call {
+            method: method.to_string(),
+            detail,
+            unanswered: call.unanswered(),
+        }
+    }
+
+    /// Whether the agent did not answer in time (or had stopped answering).
+    pub fn unanswered(&self) -> bool {
+        matches!(
+            self,
+            StepError::Call {
+                unanswered: true,
+                ..
+            }
+        )
+    }
 }
 
 /// What a check reports when a step it needs failed: SKIP, or NOT TESTED
 /// when the step failed because the agent stopped answering.
-pub(super) fn needs(step: &str, why: &str) -> Outcome {
+pub(super) fn needs(step: &str, why: &StepError) -> Outcome {
     let reason = format!("needs {step}, which failed: {why}");
-    if crate::wire::is_unanswered(why) {
+    if why.unanswered() {
         Outcome::not_tested(reason)
     } else {
         Outcome::skip(reason)
@@ -165,7 +220,7 @@ impl AgentCx {
         self.workspace.path().display().to_string()
     }
 
-    fn spawn(&mut self) -> Result<Peer, String> {
+    fn spawn(&mut self) -> Result<Peer, StepError> {
         let id = self.next_wire;
         self.next_wire += 1;
         let mut peer = Peer::spawn(
@@ -175,7 +230,7 @@ impl AgentCx {
             self.log.clone(),
             Handler::Agent,
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| StepError::Start(e.to_string()))?;
         peer.wire.answer_with(self.acting.answer());
         peer.wire.stall_after(self.opts.timeout);
         Ok(peer)
@@ -192,7 +247,7 @@ impl AgentCx {
         })
     }
 
-    pub(super) async fn main(&mut self) -> Result<&mut Peer, String> {
+    pub(super) async fn main(&mut self) -> Result<&mut Peer, StepError> {
         if self.main.is_none() {
             self.main = Some(self.spawn()?);
         }
@@ -200,7 +255,7 @@ impl AgentCx {
     }
 
     /// Initializes the main process with protocol version 1 (once).
-    pub async fn init(&mut self) -> Result<Init, String> {
+    pub async fn init(&mut self) -> Result<Init, StepError> {
         if let Some(done) = &self.init {
             return done.clone();
         }
@@ -216,7 +271,7 @@ impl AgentCx {
                     Some(result) => Ok(Init {
                         result: result.clone(),
                     }),
-                    None => Err(format!("initialize: {}", self.describe(&call))),
+                    None => Err(StepError::call("initialize", &call, self.describe(&call))),
                 }
             }
         };
@@ -241,7 +296,7 @@ impl AgentCx {
     }
 
     /// Authenticates with `--auth`, when given (once).
-    pub async fn authed(&mut self) -> Result<(), String> {
+    pub async fn authed(&mut self) -> Result<(), StepError> {
         if let Some(done) = &self.authed {
             return done.clone();
         }
@@ -257,7 +312,7 @@ impl AgentCx {
                     .await;
                 match call.result() {
                     Some(_) => Ok(()),
-                    None => Err(format!("authenticate: {}", self.describe(&call))),
+                    None => Err(StepError::call("authenticate", &call, self.describe(&call))),
                 }
             }
         };
@@ -270,13 +325,13 @@ impl AgentCx {
     }
 
     /// Opens another session on the main process.
-    pub async fn new_session(&mut self) -> Result<(Session, Call), String> {
+    pub async fn new_session(&mut self) -> Result<(Session, Call), StepError> {
         self.authed().await?;
         let (params, timeout) = (self.new_session_params(), self.opts.timeout);
         let peer = self.main().await?;
         let call = peer.wire.call("session/new", params, timeout).await;
         let Some(result) = call.result().cloned() else {
-            return Err(format!("session/new: {}", self.describe(&call)));
+            return Err(StepError::call("session/new", &call, self.describe(&call)));
         };
         match result.get("sessionId").and_then(Value::as_str) {
             Some(id) => Ok((
@@ -286,15 +341,12 @@ impl AgentCx {
                 },
                 call,
             )),
-            None => Err(format!(
-                "session/new answered no sessionId: {}",
-                call.describe()
-            )),
+            None => Err(StepError::NoSessionId(call.describe())),
         }
     }
 
     /// The main session (opened once).
-    pub async fn session(&mut self) -> Result<Session, String> {
+    pub async fn session(&mut self) -> Result<Session, StepError> {
         if let Some(done) = &self.session {
             return done.clone();
         }
@@ -309,7 +361,7 @@ impl AgentCx {
 
     /// Runs a turn of `prompt` (content blocks) on `session` of the main
     /// process, and keeps listening for a moment (300 ms) after its response.
-    pub async fn turn(&mut self, session: &str, prompt: Value) -> Result<Turn, String> {
+    pub async fn turn(&mut self, session: &str, prompt: Value) -> Result<Turn, StepError> {
         let timeout = self.opts.timeout;
         let peer = self.main().await?;
         let params = json!({"sessionId": session, "prompt": prompt});
@@ -329,7 +381,7 @@ impl AgentCx {
     }
 
     /// The ordinary turns (`--prompt`), once; the first one.
-    pub async fn ordinary(&mut self) -> Result<Turn, String> {
+    pub async fn ordinary(&mut self) -> Result<Turn, StepError> {
         if let Some(done) = &self.ordinary {
             return done.clone();
         }
@@ -353,7 +405,7 @@ impl AgentCx {
                         }
                     }
                 }
-                first.ok_or_else(|| "no ordinary turn ran (no --prompt)".to_string())
+                first.ok_or(StepError::NoPrompt)
             }
         };
         let done = match &self.ordinary {
@@ -385,7 +437,10 @@ impl AgentCx {
         let (timeout, within) = (self.opts.timeout, self.opts.cancel_within);
         let acting = self.acting.clone();
         let log = self.log.clone();
-        let peer = self.main().await.map_err(Outcome::fail)?;
+        let peer = self
+            .main()
+            .await
+            .map_err(|e| Outcome::fail(e.to_string()))?;
         let id = peer.wire.fresh_id();
         let params = json!({"sessionId": session.id, "prompt": [{"type": "text", "text": text}]});
         let sent = peer.wire.send_request(id.clone(), "session/prompt", params);
@@ -467,9 +522,10 @@ impl AgentCx {
                         .await;
                     match call.result() {
                         Some(_) => Ok(peer),
-                        None => Err(format!(
-                            "initialize of the probe process: {}",
-                            call.describe()
+                        None => Err(StepError::call(
+                            "initialize of the probe process",
+                            &call,
+                            call.describe(),
                         )),
                     }
                 }
@@ -488,7 +544,7 @@ impl AgentCx {
     }
 
     /// Starts another process of the agent and initializes it.
-    pub async fn fresh(&mut self, version: u64) -> Result<(Peer, Call), String> {
+    pub async fn fresh(&mut self, version: u64) -> Result<(Peer, Call), StepError> {
         let mut peer = self.spawn()?;
         let call = peer
             .wire

@@ -30,7 +30,9 @@ pub mod v2;
 
 pub use acting::Acting;
 pub use checks::CHECKS;
-pub use cx::{AgentCx, AgentOptions, DEFAULT_CANCEL_PROMPT, DEFAULT_PROMPT, Init, Session, Turn};
+pub use cx::{
+    AgentCx, AgentOptions, DEFAULT_CANCEL_PROMPT, DEFAULT_PROMPT, Init, Session, StepError, Turn,
+};
 
 use crate::report::{CheckResult, Report};
 

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 pub(super) async fn initialize_response(cx: &mut AgentCx) -> Outcome {
     match cx.init().await {
-        Err(e) => Outcome::fail(e),
+        Err(e) => Outcome::fail(e.to_string()),
         Ok(_) => {
             let seq = cx
                 .log
@@ -41,7 +41,7 @@ pub(super) async fn initialize_version(cx: &mut AgentCx) -> Outcome {
 pub(super) async fn unsupported_version(cx: &mut AgentCx) -> Outcome {
     let (peer, call) = match cx.fresh(65535).await {
         Ok(x) => x,
-        Err(e) => return Outcome::fail(e),
+        Err(e) => return Outcome::fail(e.to_string()),
     };
     cx.keep(peer);
     match call.result().map(|r| r.get("protocolVersion")) {
@@ -109,6 +109,6 @@ pub(super) async fn authenticate(cx: &mut AgentCx) -> Outcome {
     }
     match cx.authed().await {
         Ok(()) => Outcome::pass(),
-        Err(e) => Outcome::fail(e),
+        Err(e) => Outcome::fail(e.to_string()),
     }
 }

@@ -41,7 +41,7 @@ pub(super) async fn load_on(cx: &mut AgentCx, fresh: bool) -> Outcome {
     let (call, wire) = if fresh {
         let (mut peer, init) = match cx.fresh(1).await {
             Ok(x) => x,
-            Err(e) => return Outcome::fail(e),
+            Err(e) => return Outcome::fail(e.to_string()),
         };
         if init.result().is_none() {
             cx.keep(peer);
@@ -60,7 +60,7 @@ pub(super) async fn load_on(cx: &mut AgentCx, fresh: bool) -> Outcome {
     } else {
         let peer = match cx.main().await {
             Ok(p) => p,
-            Err(e) => return Outcome::fail(e),
+            Err(e) => return Outcome::fail(e.to_string()),
         };
         let call = peer.wire.call("session/load", params, timeout).await;
         peer.wire.drain(GRACE).await;
@@ -104,7 +104,7 @@ pub(super) async fn session_load_fresh(cx: &mut AgentCx) -> Outcome {
 /// Every session id `session/list` answers (following `nextCursor`).
 pub(super) async fn list_all(cx: &mut AgentCx) -> Result<Vec<String>, Outcome> {
     let timeout = cx.opts.timeout;
-    let peer = cx.main().await.map_err(Outcome::fail)?;
+    let peer = cx.main().await.map_err(|e| Outcome::fail(e.to_string()))?;
     let mut ids = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..50 {

@@ -39,7 +39,7 @@ pub(super) async fn prompt_resource_link(cx: &mut AgentCx) -> Outcome {
         {"type": "resource_link", "uri": uri, "name": "notes.txt", "mimeType": "text/plain"},
     ]);
     match cx.turn(&s.id, prompt).await {
-        Err(e) => Outcome::fail(e),
+        Err(e) => Outcome::fail(e.to_string()),
         Ok(turn) => stop_reason_outcome(&turn.call),
     }
 }
@@ -138,7 +138,7 @@ pub(super) async fn cancel_session_usable(cx: &mut AgentCx) -> Outcome {
         .turn(&cancelled.session, json!([{"type": "text", "text": text}]))
         .await
     {
-        Err(e) => Outcome::fail(e),
+        Err(e) => Outcome::fail(e.to_string()),
         Ok(turn) => stop_reason_outcome(&turn.call),
     }
 }

@@ -13,7 +13,7 @@ pub(super) async fn session_new(cx: &mut AgentCx) -> Outcome {
         return needs("initialize", &e);
     }
     match cx.session().await {
-        Err(e) => Outcome::fail(e),
+        Err(e) => Outcome::fail(e.to_string()),
         Ok(s) if s.id.is_empty() => Outcome::fail("the session id is empty"),
         Ok(_) => {
             let seq = cx
@@ -113,7 +113,7 @@ pub(super) async fn unknown_session(cx: &mut AgentCx) -> Outcome {
     let timeout = cx.opts.timeout;
     let peer = match cx.main().await {
         Ok(p) => p,
-        Err(e) => return Outcome::fail(e),
+        Err(e) => return Outcome::fail(e.to_string()),
     };
     let params = json!({"sessionId": "acp-check-no-such-session", "prompt": [{"type": "text", "text": "hello"}]});
     let call = peer.wire.call("session/prompt", params, timeout).await;

@@ -83,7 +83,7 @@ pub(super) async fn ready(cx: &mut AgentCx, on: On) -> Result<Ready<'_>, Outcome
     }
     .map_err(|e| needs("session/new", &e))?;
     let (cwd, timeout) = (cx.workspace(), cx.opts.timeout);
-    let peer = cx.main().await.map_err(Outcome::fail)?;
+    let peer = cx.main().await.map_err(|e| Outcome::fail(e.to_string()))?;
     Ok(Ready {
         session,
         cwd,

@@ -1,7 +1,8 @@
 //! The v2 checks, one function each (`async fn(&mut V2Cx) -> Judged`),
 //! judged over the lines the log recorded.
 
-use super::cx::{ANSWERED_OTHER, V2Cx, V2Turn, describe, needs};
+use super::cx::{V2Cx, V2Turn, describe, needs};
+use crate::agent::StepError;
 use crate::report::Outcome;
 use crate::strict::Envelope;
 use crate::wire::{Dir, Event};
@@ -57,17 +58,20 @@ pub(super) async fn init_version(cx: &mut V2Cx) -> Judged {
             }
             Ok(Outcome::pass())
         }
-        Err(e) if e.starts_with(ANSWERED_OTHER) => Ok(Outcome::fail(format!(
+        Err(e @ StepError::NotV2(_)) => Ok(Outcome::fail(format!(
             "{e}; every other v2 check is not tested"
         ))),
-        Err(e) => Ok(Outcome::fail(e)),
+        Err(e) => Ok(Outcome::fail(e.to_string())),
     }
 }
 
 /// `v2.init.v1`.
 pub(super) async fn init_v1(cx: &mut V2Cx) -> Judged {
     cx.init().await.map_err(|e| needs("a v2 initialize", &e))?;
-    let (mut peer, call) = cx.fresh(1).await.map_err(Outcome::fail)?;
+    let (mut peer, call) = cx
+        .fresh(1)
+        .await
+        .map_err(|e| Outcome::fail(e.to_string()))?;
     peer.kill().await;
     if let Some(result) = call.result() {
         return Ok(match result.get("protocolVersion") {
@@ -93,8 +97,8 @@ pub(super) async fn session_new(cx: &mut V2Cx) -> Judged {
             Ok(()) => Outcome::pass(),
             Err(e) => Outcome::fail(format!("not a v2 NewSessionResponse: {e}")),
         },
-        Err(e) if crate::wire::is_unanswered(&e) => Outcome::not_tested(e),
-        Err(e) => Outcome::fail(e),
+        Err(e) if e.unanswered() => Outcome::not_tested(e.to_string()),
+        Err(e) => Outcome::fail(e.to_string()),
     })
 }
 

@@ -4,7 +4,7 @@
 //! check needs it. A v2 turn is not the prompt's response (that only
 //! acknowledges the prompt) but everything up to the idle `state_update`.
 
-use crate::agent::AgentOptions;
+use crate::agent::{AgentOptions, StepError};
 use crate::process::Peer;
 use crate::report::Outcome;
 use crate::strict::{Envelope, Handler};
@@ -16,10 +16,6 @@ use std::time::Duration;
 
 /// How long the checker keeps listening after a turn's idle update.
 const GRACE: Duration = Duration::from_millis(300);
-
-/// Why every v2 check but the version's own is not tested, when the agent
-/// answered a v2 `initialize` with another version.
-pub(super) const ANSWERED_OTHER: &str = "the agent answered protocol version";
 
 /// One v2 turn, as the log recorded it.
 #[derive(Debug, Clone)]
@@ -57,21 +53,21 @@ pub struct V2Cx {
     next_wire: usize,
     /// The wires initialized with version 2 (whose lines the v2 types judge).
     pub(super) v2_wires: BTreeSet<usize>,
-    init: Option<Result<Value, String>>,
-    session: Option<Result<(String, Value), String>>,
-    ordinary: Option<Result<V2Turn, String>>,
+    init: Option<Result<Value, StepError>>,
+    session: Option<Result<(String, Value), StepError>>,
+    ordinary: Option<Result<V2Turn, StepError>>,
     cancel: Option<Result<V2Turn, Outcome>>,
-    probe: Option<Result<Peer, String>>,
+    probe: Option<Result<Peer, StepError>>,
     /// The session `v2.session.close` closed.
     pub(super) closed: Option<String>,
-    login: Option<Result<(), String>>,
+    login: Option<Result<(), StepError>>,
 }
 
 /// What a check reports when a step it needs failed: NOT TESTED when the
 /// agent does not speak v2 or stopped answering, SKIP otherwise.
-pub(super) fn needs(step: &str, why: &str) -> Outcome {
+pub(super) fn needs(step: &str, why: &StepError) -> Outcome {
     let reason = format!("needs {step}, which failed: {why}");
-    if why.starts_with(ANSWERED_OTHER) || crate::wire::is_unanswered(why) {
+    if matches!(why, StepError::NotV2(_)) || why.unanswered() {
         Outcome::not_tested(reason)
     } else {
         Outcome::skip(reason)
@@ -141,7 +137,7 @@ impl V2Cx {
         self.workspace.path().display().to_string()
     }
 
-    fn spawn(&mut self) -> Result<Peer, String> {
+    fn spawn(&mut self) -> Result<Peer, StepError> {
         let id = self.next_wire;
         self.next_wire += 1;
         let mut peer = Peer::spawn(
@@ -151,7 +147,7 @@ impl V2Cx {
             self.log.clone(),
             Handler::Agent,
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| StepError::Start(e.to_string()))?;
         peer.wire.answer_with(answer());
         peer.wire.stall_after(self.opts.timeout);
         Ok(peer)
@@ -168,7 +164,7 @@ impl V2Cx {
 
     /// Starts a process and sends it a v2 `initialize` asking for
     /// `version` (the wire counts as v2 when it answers 2).
-    pub async fn fresh(&mut self, version: u64) -> Result<(Peer, Call), String> {
+    pub async fn fresh(&mut self, version: u64) -> Result<(Peer, Call), StepError> {
         let mut peer = self.spawn()?;
         let call = peer
             .wire
@@ -181,9 +177,8 @@ impl V2Cx {
     }
 
     /// The main process, initialized with version 2 (once): its result, or
-    /// why not (starting with "the agent answered protocol version" when it
-    /// answered another version).
-    pub async fn init(&mut self) -> Result<Value, String> {
+    /// why not ([`StepError::NotV2`] when it answered another version).
+    pub async fn init(&mut self) -> Result<Value, StepError> {
         if let Some(done) = &self.init {
             return done.clone();
         }
@@ -192,14 +187,13 @@ impl V2Cx {
             Ok((peer, call)) => {
                 let done = match call.result() {
                     Some(r) if r.get("protocolVersion") == Some(&json!(2)) => Ok(r.clone()),
-                    Some(r) => Err(format!(
-                        "{ANSWERED_OTHER} {} to a v2 initialize, so it does not speak v2",
-                        r.get("protocolVersion").unwrap_or(&Value::Null)
+                    Some(r) => Err(StepError::NotV2(
+                        r.get("protocolVersion").unwrap_or(&Value::Null).to_string(),
                     )),
-                    None => Err(format!(
-                        "initialize: {}{}",
-                        describe(&call),
-                        stderr_end(&peer, call.closed)
+                    None => Err(StepError::call(
+                        "initialize",
+                        &call,
+                        format!("{}{}", describe(&call), stderr_end(&peer, call.closed)),
                     )),
                 };
                 self.main = Some(peer);
@@ -211,7 +205,7 @@ impl V2Cx {
     }
 
     /// The main process (initialized with v2).
-    pub(super) async fn main(&mut self) -> Result<&mut Peer, String> {
+    pub(super) async fn main(&mut self) -> Result<&mut Peer, StepError> {
         self.init().await?;
         Ok(self.main.as_mut().expect("initialized"))
     }
@@ -221,7 +215,7 @@ impl V2Cx {
     }
 
     /// Logs in with `--auth` (v2's `auth/login`), when given (once).
-    async fn login(&mut self) -> Result<(), String> {
+    async fn login(&mut self) -> Result<(), StepError> {
         if let Some(done) = &self.login {
             return done.clone();
         }
@@ -236,7 +230,7 @@ impl V2Cx {
                     .await;
                 match call.result() {
                     Some(_) => Ok(()),
-                    None => Err(format!("auth/login: {}", describe(&call))),
+                    None => Err(StepError::call("auth/login", &call, describe(&call))),
                 }
             }
         };
@@ -246,25 +240,22 @@ impl V2Cx {
 
     /// Opens another session on the main process (logged in with `--auth`
     /// first): its id and the result.
-    pub async fn new_session(&mut self) -> Result<(String, Value), String> {
+    pub async fn new_session(&mut self) -> Result<(String, Value), StepError> {
         self.login().await?;
         let (params, timeout) = (self.new_session_params(), self.opts.timeout);
         let peer = self.main().await?;
         let call = peer.wire.call("session/new", params, timeout).await;
         let Some(result) = call.result().cloned() else {
-            return Err(format!("session/new: {}", describe(&call)));
+            return Err(StepError::call("session/new", &call, describe(&call)));
         };
         match result.get("sessionId").and_then(Value::as_str) {
             Some(id) => Ok((id.to_string(), result)),
-            None => Err(format!(
-                "session/new answered no sessionId: {}",
-                call.describe()
-            )),
+            None => Err(StepError::NoSessionId(call.describe())),
         }
     }
 
     /// The main session (opened once): its id and the `session/new` result.
-    pub async fn session(&mut self) -> Result<(String, Value), String> {
+    pub async fn session(&mut self) -> Result<(String, Value), StepError> {
         if let Some(done) = &self.session {
             return done.clone();
         }
@@ -281,7 +272,7 @@ impl V2Cx {
         session: &str,
         text: &str,
         cancel: bool,
-    ) -> Result<V2Turn, String> {
+    ) -> Result<V2Turn, StepError> {
         let (timeout, within) = (self.opts.timeout, self.opts.cancel_within);
         let log = self.log.clone();
         let peer = self.main().await?;
@@ -376,14 +367,14 @@ impl V2Cx {
     }
 
     /// The ordinary turns (`--prompt`), once; the first one.
-    pub async fn ordinary(&mut self) -> Result<V2Turn, String> {
+    pub async fn ordinary(&mut self) -> Result<V2Turn, StepError> {
         if let Some(done) = &self.ordinary {
             return done.clone();
         }
         let done = match self.session().await {
             Err(e) => Err(e),
             Ok((session, _)) => {
-                let mut first: Option<Result<V2Turn, String>> = None;
+                let mut first: Option<Result<V2Turn, StepError>> = None;
                 for text in self.opts.prompts.clone() {
                     let text = text.replace("{workspace}", &self.workspace());
                     let turn = self.turn(&session, &text, false).await;
@@ -393,7 +384,7 @@ impl V2Cx {
                         break;
                     }
                 }
-                first.unwrap_or_else(|| Err("no ordinary turn ran (no --prompt)".into()))
+                first.unwrap_or(Err(StepError::NoPrompt))
             }
         };
         self.ordinary = Some(done.clone());
@@ -435,9 +426,10 @@ impl V2Cx {
                 Err(e) => Err(e),
                 Ok((peer, call)) => match call.result() {
                     Some(_) => Ok(peer),
-                    None => Err(format!(
-                        "initialize of the probe process: {}",
-                        describe(&call)
+                    None => Err(StepError::call(
+                        "initialize of the probe process",
+                        &call,
+                        describe(&call),
                     )),
                 },
             };
