@@ -65,7 +65,9 @@
 //!   life (start, relay, end) and context.
 //! - Below both: [`wire`] (raw JSON-RPC lines and the log), [`strict`] (the
 //!   type table, `strict/v1.types`), [`process`] (a peer as a child
-//!   process), [`report`] and [`catalog`] (checks as data, running them).
+//!   process), [`report`] (results, tiers and the verdict; its `render.rs`
+//!   writes text, JSON and JUnit) and [`catalog`] (checks as data, running
+//!   them).
 //!
 //! Arrows point down, from `agent`/`client` to the shared modules, and
 //! inside each from the table to the checks to the context; no module
