@@ -73,6 +73,46 @@ pub enum ModelRefError {
     NoModel(String),
 }
 
+/// Why no model is usable for new sessions ([`Config::model`]); each text
+/// ends with how to set one up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoModel {
+    /// The configured model name does not parse.
+    #[error("{from}: {error}")]
+    Invalid {
+        /// Where it was set (a variable, or a key of the config file).
+        from: String,
+        /// What is wrong with it.
+        error: ModelRefError,
+    },
+    /// The configured model's provider has no key or URL.
+    #[error(
+        "the model {name} (set by {from}) needs provider {}, which is not configured. {SETUP_HELP}",
+        provider.prefix()
+    )]
+    ProviderMissing {
+        /// The model, as configured.
+        name: String,
+        /// Where it was set.
+        from: String,
+        /// Its provider.
+        provider: ProviderKind,
+    },
+    /// An OpenAI-compatible base URL without a key (a local server) and no
+    /// model named: its model names cannot be guessed.
+    #[error(
+        "a base URL is set by {from} without a model: set ACP_AGENT_MODEL=openai:<model name on your server> \
+         (or `model` in the config file). {SETUP_HELP}"
+    )]
+    Unnamed {
+        /// Where the base URL was set.
+        from: String,
+    },
+    /// No provider is configured at all.
+    #[error("{SETUP_HELP}")]
+    NoProvider,
+}
+
 impl ModelRef {
     /// Parses `provider:model` (e.g. `openai:gpt-4.1`).
     pub fn parse(s: &str) -> Result<Self, ModelRefError> {
@@ -128,7 +168,7 @@ pub struct Config {
     /// The Anthropic provider, if configured.
     pub anthropic: Option<ProviderConfig>,
     /// The model new sessions use, or why there is none.
-    pub model: Result<ModelRef, String>,
+    pub model: Result<ModelRef, NoModel>,
     /// The most model calls one prompt turn may make.
     pub max_turn_requests: usize,
     /// The context window size reported in `usage_update`.
@@ -217,7 +257,10 @@ impl Config {
         });
         let model = match setting("ACP_AGENT_MODEL") {
             Some((name, from)) => ModelRef::parse(&name)
-                .map_err(|e| format!("{from}: {e}"))
+                .map_err(|error| NoModel::Invalid {
+                    from: from.clone(),
+                    error,
+                })
                 .and_then(|m| {
                     let configured = match m.provider {
                         ProviderKind::OpenAi => openai.is_some(),
@@ -226,10 +269,11 @@ impl Config {
                     if configured {
                         Ok(m)
                     } else {
-                        Err(format!(
-                            "the model {name} (set by {from}) needs provider {}, which is not configured. {SETUP_HELP}",
-                            m.provider.prefix()
-                        ))
+                        Err(NoModel::ProviderMissing {
+                            name: name.clone(),
+                            from: from.clone(),
+                            provider: m.provider,
+                        })
                     }
                 }),
             None => match (&openai, &anthropic) {
@@ -245,12 +289,11 @@ impl Config {
                 }),
                 (Some(_), None) => {
                     let from = openai_url.as_ref().map_or("OPENAI_BASE_URL", |(_, f)| f);
-                    Err(format!(
-                        "a base URL is set by {from} without a model: set ACP_AGENT_MODEL=openai:<model name on your server> \
-                         (or `model` in the config file). {SETUP_HELP}"
-                    ))
+                    Err(NoModel::Unnamed {
+                        from: from.to_string(),
+                    })
                 }
-                (None, None) => Err(SETUP_HELP.to_string()),
+                (None, None) => Err(NoModel::NoProvider),
             },
         };
         let number = |k: &str, default: u64| {
@@ -371,7 +414,7 @@ mod tests {
     #[test]
     fn nothing_configured_explains_what_to_set() {
         let c = cfg(&[]);
-        let err = c.model.unwrap_err();
+        let err = c.model.unwrap_err().to_string();
         assert!(err.contains("OPENAI_API_KEY") && err.contains("ACP_AGENT_MODEL"));
     }
 
@@ -386,7 +429,13 @@ mod tests {
             "anthropic:claude-sonnet-4-5"
         );
         let local = cfg(&[("OPENAI_BASE_URL", "http://localhost:11434/v1")]);
-        assert!(local.model.unwrap_err().contains("ACP_AGENT_MODEL=openai:"));
+        assert!(
+            local
+                .model
+                .unwrap_err()
+                .to_string()
+                .contains("ACP_AGENT_MODEL=openai:")
+        );
         let local = cfg(&[
             ("OPENAI_BASE_URL", "http://localhost:11434/v1"),
             ("ACP_AGENT_MODEL", "openai:qwen3"),
@@ -409,7 +458,8 @@ mod tests {
         );
         let e = cfg(&[("OPENAI_API_KEY", "k"), ("ACP_AGENT_MODEL", "anthropic:c")])
             .model
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not configured"), "{e}");
     }
 
@@ -572,17 +622,20 @@ api_key = "sk"
             "\nmodel = \"anthropic:claude-opus-4-1\"\n",
         )
         .model
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("`model` in /home/u/acp.toml:2"), "{e}");
         assert!(e.contains("not configured"), "{e}");
         let e = with_file(&[], "[openai]\nbase_url = \"http://localhost:1/v1\"\n")
             .model
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`openai.base_url` in /home/u/acp.toml:2"), "{e}");
         assert!(e.contains("ACP_AGENT_MODEL=openai:"), "{e}");
         let e = cfg(&[("OPENAI_API_KEY", "k"), ("ACP_AGENT_MODEL", "gpt")])
             .model
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("ACP_AGENT_MODEL: "), "{e}");
     }
 }

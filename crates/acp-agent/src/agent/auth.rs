@@ -179,7 +179,7 @@ impl CodingAgent {
         }
         match &self.config.model {
             Ok(_) => Ok(AuthenticateResponse::new()),
-            Err(msg) => Err(Error::new(ErrorCode::AUTH_REQUIRED, msg.clone())),
+            Err(why) => Err(Error::new(ErrorCode::AUTH_REQUIRED, why.to_string())),
         }
     }
 }

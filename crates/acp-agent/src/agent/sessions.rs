@@ -96,7 +96,7 @@ impl CodingAgent {
         self.config
             .model
             .clone()
-            .map_err(|msg| Error::new(ErrorCode::AUTH_REQUIRED, msg))
+            .map_err(|why| Error::new(ErrorCode::AUTH_REQUIRED, why.to_string()))
     }
 
     fn new_session_id(&self) -> SessionId {
