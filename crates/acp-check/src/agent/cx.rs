@@ -6,7 +6,7 @@ use super::acting::Acting;
 use crate::process::Peer;
 use crate::report::{Filters, Outcome};
 use crate::strict::Handler;
-use crate::wire::{Call, Log};
+use crate::wire::{Answer, Call, Log};
 use acp_host::SupervisorProgram;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -173,6 +173,23 @@ impl StepError {
     }
 }
 
+/// Starts a process of the agent (`opts.command`) in `cwd` as wire `id`,
+/// its requests to the client answered by `answer`; a request of ours it
+/// leaves unanswered for `opts.timeout` marks it as stopped answering.
+pub(super) fn start_agent(
+    opts: &AgentOptions,
+    cwd: &std::path::Path,
+    id: usize,
+    log: &Arc<Log>,
+    answer: Answer,
+) -> Result<Peer, StepError> {
+    let mut peer = Peer::spawn(&opts.command, cwd, id, log.clone(), Handler::Agent)
+        .map_err(|e| StepError::Start(e.to_string()))?;
+    peer.wire.answer_with(answer);
+    peer.wire.stall_after(opts.timeout);
+    Ok(peer)
+}
+
 /// What a check reports when a step it needs failed: SKIP, or NOT TESTED
 /// when the step failed because the agent stopped answering.
 pub(super) fn needs(step: &str, why: &StepError) -> Outcome {
@@ -223,17 +240,8 @@ impl AgentCx {
     fn spawn(&mut self) -> Result<Peer, StepError> {
         let id = self.next_wire;
         self.next_wire += 1;
-        let mut peer = Peer::spawn(
-            &self.opts.command,
-            self.workspace.path(),
-            id,
-            self.log.clone(),
-            Handler::Agent,
-        )
-        .map_err(|e| StepError::Start(e.to_string()))?;
-        peer.wire.answer_with(self.acting.answer());
-        peer.wire.stall_after(self.opts.timeout);
-        Ok(peer)
+        let answer = self.acting.answer();
+        start_agent(&self.opts, self.workspace.path(), id, &self.log, answer)
     }
 
     fn init_params(version: u64) -> Value {

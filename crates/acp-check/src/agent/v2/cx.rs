@@ -4,10 +4,11 @@
 //! check needs it. A v2 turn is not the prompt's response (that only
 //! acknowledges the prompt) but everything up to the idle `state_update`.
 
+use crate::agent::cx::start_agent;
 use crate::agent::{AgentOptions, StepError};
 use crate::process::Peer;
 use crate::report::Outcome;
-use crate::strict::{Envelope, Handler};
+use crate::strict::Envelope;
 use crate::wire::{Answer, Call, Log};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -140,17 +141,7 @@ impl V2Cx {
     fn spawn(&mut self) -> Result<Peer, StepError> {
         let id = self.next_wire;
         self.next_wire += 1;
-        let mut peer = Peer::spawn(
-            &self.opts.command,
-            self.workspace.path(),
-            id,
-            self.log.clone(),
-            Handler::Agent,
-        )
-        .map_err(|e| StepError::Start(e.to_string()))?;
-        peer.wire.answer_with(answer());
-        peer.wire.stall_after(self.opts.timeout);
-        Ok(peer)
+        start_agent(&self.opts, self.workspace.path(), id, &self.log, answer())
     }
 
     /// The params of a v2 `initialize` asking for `version`.
