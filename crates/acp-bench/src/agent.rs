@@ -2,7 +2,8 @@
 //!
 //! - Without arguments it is an ACP agent on `Transport::stdio()`, like any
 //!   agent built on the runtime; the prompt text picks the workload.
-//! - With `--floor` it is the floor's agent ([`crate::floor`]).
+//! - With `--floor` it is the floor's agent ([`crate::floor`]), and with
+//!   `--floor-tokio` the same waiting on its pipes in Tokio's reactor.
 //!
 //! Either way it ends by writing its peak RSS to standard error
 //! ([`AGENT_RSS_PREFIX`](crate::sys::AGENT_RSS_PREFIX)), so the client can
@@ -30,11 +31,15 @@ use crate::sys;
 
 /// Runs the agent process; see the module docs.
 pub fn main() -> ExitCode {
-    let floor = std::env::args().skip(1).any(|a| a == "--floor");
-    let result = if floor {
-        crate::floor::agent().map_err(|e| e.to_string())
-    } else {
-        acp_agent()
+    use crate::floor::Io;
+    let floor = std::env::args().skip(1).find_map(|a| {
+        [Io::Blocking, Io::Tokio]
+            .into_iter()
+            .find(|io| io.agent_flag() == a)
+    });
+    let result = match floor {
+        Some(io) => crate::floor::agent(io).map_err(|e| e.to_string()),
+        None => acp_agent(),
     };
     let code = match result {
         Ok(()) => ExitCode::SUCCESS,

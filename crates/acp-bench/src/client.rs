@@ -36,6 +36,9 @@ use crate::sys;
 pub enum Mode {
     /// Plain serde_json over buffered std pipes.
     Floor,
+    /// The same, waiting on the pipes in Tokio's reactor
+    /// ([`crate::floor::Io::Tokio`]).
+    TokioFloor,
     /// The `acp` runtime on both sides.
     Acp,
     /// The official Rust SDK on both sides (see [`crate::peers`]).
@@ -46,12 +49,19 @@ pub enum Mode {
 
 impl Mode {
     /// Every implementation, in table order.
-    pub const ALL: [Mode; 4] = [Mode::Floor, Mode::Acp, Mode::RustSdk, Mode::TsSdk];
+    pub const ALL: [Mode; 5] = [
+        Mode::Floor,
+        Mode::TokioFloor,
+        Mode::Acp,
+        Mode::RustSdk,
+        Mode::TsSdk,
+    ];
 
     /// The command-line spelling: `floor`, `acp`, `rust-sdk` or `ts-sdk`.
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Floor => "floor",
+            Mode::TokioFloor => "tokio-floor",
             Mode::Acp => "acp",
             Mode::RustSdk => "rust-sdk",
             Mode::TsSdk => "ts-sdk",
@@ -110,7 +120,10 @@ pub fn run(mode: Mode, spec: Spec, cpu: Option<usize>) -> Result<RunResult, Stri
     }
     let agent = agent_path().map_err(|e| e.to_string())?;
     match mode {
-        Mode::Floor => run_floor(&agent, spec).map_err(|e| format!("floor run failed: {e}")),
+        Mode::Floor => run_floor(&agent, spec, crate::floor::Io::Blocking)
+            .map_err(|e| format!("floor run failed: {e}")),
+        Mode::TokioFloor => run_floor(&agent, spec, crate::floor::Io::Tokio)
+            .map_err(|e| format!("tokio-floor run failed: {e}")),
         Mode::Acp => crate::runtime()
             .map_err(|e| e.to_string())?
             .block_on(run_acp(&agent, spec))
@@ -411,8 +424,8 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Counted<T> {
 // ---------------------------------------------------------------------------
 // The floor.
 
-fn run_floor(agent: &Path, spec: Spec) -> Result<RunResult, String> {
-    let seen = crate::floor::client(agent, spec).map_err(|e| e.to_string())?;
+fn run_floor(agent: &Path, spec: Spec, io: crate::floor::Io) -> Result<RunResult, String> {
+    let seen = crate::floor::client(agent, spec, io).map_err(|e| e.to_string())?;
     let counts = Counts {
         chunks: seen.chunks.0,
         chunk_bytes: seen.chunks.1,

@@ -304,7 +304,7 @@ fn bench(options: &Options) -> Result<(), String> {
             Spec::full(workload)
         };
         let runs = options.runs_of(workload);
-        let mut modes = vec![Mode::Floor, Mode::Acp];
+        let mut modes = vec![Mode::Floor, Mode::TokioFloor, Mode::Acp];
         modes.extend(&peer_modes);
         for run in 1..=runs {
             // Interleaved, so slow drift in machine load hits all alike.
@@ -558,13 +558,22 @@ fn render(header: &Header, results: &BTreeMap<(Workload, Mode), Vec<RunResult>>)
             .filter(|m| m.is_peer())
             .filter_map(|m| Some((m, Row::of(results.get(&(workload, m))?))))
             .collect();
-        let rows = [(Mode::Floor, &floor), (Mode::Acp, &acp)]
+        let tokio_floor = results
+            .get(&(workload, Mode::TokioFloor))
+            .map(|runs| Row::of(runs));
+        let rows = [(Mode::Floor, &floor)]
             .into_iter()
+            .chain(tokio_floor.as_ref().map(|row| (Mode::TokioFloor, row)))
+            .chain([(Mode::Acp, &acp)])
             .chain(peer_rows.iter().map(|(m, row)| (*m, row)));
         for (mode, row) in rows {
             let us = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.1}"));
             let (ratio, target) = match mode {
                 Mode::Floor => ("1.00".to_owned(), "–".to_owned()),
+                Mode::TokioFloor => (
+                    format!("{:.2}", row.wall_ms / floor.wall_ms),
+                    format!("acp {:.2}× this", acp.wall_ms / row.wall_ms),
+                ),
                 Mode::Acp => (
                     format!("{:.2}", row.wall_ms / floor.wall_ms),
                     target_cell(workload, &floor, &acp),

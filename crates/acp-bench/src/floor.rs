@@ -15,12 +15,22 @@
 //! against: what the runtime adds on top (envelope routing, typed decoding
 //! of whole messages into owned values, concurrency, ordering) shows up in
 //! full in the ratios.
+//!
+//! The same floor runs a second way, [`Io::Tokio`] (the `tokio-floor`
+//! row): every line of the logic is the same, but each read and write of a
+//! pipe waits in Tokio's reactor (`epoll`, on a current-thread runtime of
+//! the thread's own) instead of blocking in the system call. It separates
+//! what any program on Tokio's pipes pays from what the runtime adds: a
+//! blocked `read` is one system call, a read through the reactor is a
+//! `read`, an `epoll_wait` when it finds nothing, and the runtime's
+//! bookkeeping around both.
 
 use std::borrow::Cow;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::de::IgnoredAny;
@@ -262,17 +272,102 @@ impl<R: io::Read> Lines<R> {
 }
 
 // ---------------------------------------------------------------------------
+// Waiting on the pipes.
+
+/// How the floor waits for a pipe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Io {
+    /// In `read(2)` and `write(2)` themselves.
+    Blocking,
+    /// In Tokio's reactor (see the module docs).
+    Tokio,
+}
+
+impl Io {
+    /// The agent's command-line flag for this floor.
+    pub fn agent_flag(self) -> &'static str {
+        match self {
+            Io::Blocking => "--floor",
+            Io::Tokio => "--floor-tokio",
+        }
+    }
+
+    /// The read and write ends of a pipe pair, waiting the chosen way.
+    fn pipes(self, read: OwnedFd, write: OwnedFd) -> io::Result<(Pipe, Pipe)> {
+        match self {
+            Io::Blocking => Ok((
+                Pipe::Blocking(std::fs::File::from(read)),
+                Pipe::Blocking(std::fs::File::from(write)),
+            )),
+            Io::Tokio => {
+                let runtime = Arc::new(
+                    tokio::runtime::Builder::new_current_thread()
+                        .enable_io()
+                        .build()?,
+                );
+                let _entered = runtime.enter();
+                let read = tokio::net::unix::pipe::Receiver::from_owned_fd(read)?;
+                let write = tokio::net::unix::pipe::Sender::from_owned_fd(write)?;
+                Ok((
+                    Pipe::TokioRead(runtime.clone(), read),
+                    Pipe::TokioWrite(runtime, write),
+                ))
+            }
+        }
+    }
+}
+
+/// One end of a pipe, waited on as its [`Io`] says.
+enum Pipe {
+    Blocking(std::fs::File),
+    TokioRead(
+        Arc<tokio::runtime::Runtime>,
+        tokio::net::unix::pipe::Receiver,
+    ),
+    TokioWrite(Arc<tokio::runtime::Runtime>, tokio::net::unix::pipe::Sender),
+}
+
+impl io::Read for Pipe {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use tokio::io::AsyncReadExt;
+        match self {
+            Pipe::Blocking(file) => file.read(buf),
+            Pipe::TokioRead(runtime, pipe) => runtime.block_on(pipe.read(buf)),
+            Pipe::TokioWrite(..) => Err(io::Error::other("the write end of a pipe")),
+        }
+    }
+}
+
+impl Write for Pipe {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        use tokio::io::AsyncWriteExt;
+        match self {
+            Pipe::Blocking(file) => file.write(buf),
+            Pipe::TokioWrite(runtime, pipe) => runtime.block_on(pipe.write(buf)),
+            Pipe::TokioRead(..) => Err(io::Error::other("the read end of a pipe")),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------
 // The agent side.
 
-type AgentIn = Lines<std::fs::File>;
-type AgentOut = BufWriter<std::fs::File>;
+type AgentIn = Lines<Pipe>;
+type AgentOut = BufWriter<Pipe>;
 
-/// The floor agent: reads the prompt, does the workload, answers.
-pub fn agent() -> io::Result<()> {
+/// The floor agent: reads the prompt, does the workload, answers, waiting
+/// on its pipes as `io` says.
+pub fn agent(io: Io) -> io::Result<()> {
     // Own the pipes directly (duplicated descriptors), bypassing std's
     // line-buffered stdout and its 8 KiB stdin buffer.
-    let stdin = std::fs::File::from(io::stdin().as_fd().try_clone_to_owned()?);
-    let stdout = std::fs::File::from(io::stdout().as_fd().try_clone_to_owned()?);
+    let (stdin, stdout) = io.pipes(
+        io::stdin().as_fd().try_clone_to_owned()?,
+        io::stdout().as_fd().try_clone_to_owned()?,
+    )?;
     let mut input: AgentIn = Lines::new(stdin);
     let mut out: AgentOut = BufWriter::with_capacity(crate::BUFFER, stdout);
 
@@ -438,10 +533,10 @@ pub struct Seen {
 }
 
 /// Runs one workload with the floor client against the floor agent at
-/// `agent` (started with `--floor`).
-pub fn client(agent: &Path, spec: Spec) -> io::Result<Seen> {
+/// `agent` (started with [`Io::agent_flag`]), both waiting as `io` says.
+pub fn client(agent: &Path, spec: Spec, io: Io) -> io::Result<Seen> {
     let mut child = Command::new(agent)
-        .arg("--floor")
+        .arg(io.agent_flag())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -458,8 +553,12 @@ pub fn client(agent: &Path, spec: Spec) -> io::Result<Seen> {
         }
         rss
     });
-    let mut out = BufWriter::with_capacity(crate::BUFFER, child.stdin.take().expect("stdin"));
-    let mut input = Lines::new(child.stdout.take().expect("stdout"));
+    let (read, write) = io.pipes(
+        child.stdout.take().expect("stdout").into(),
+        child.stdin.take().expect("stdin").into(),
+    )?;
+    let mut out = BufWriter::with_capacity(crate::BUFFER, write);
+    let mut input = Lines::new(read);
     let file = match spec.workload {
         Workload::Rpc | Workload::Concurrent => spec::text(spec.bytes),
         Workload::Stream | Workload::Large => String::new(),

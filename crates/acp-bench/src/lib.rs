@@ -8,7 +8,7 @@
 //! ```
 //!
 //! The driver (`acp-bench`) starts one client process per run (itself, with
-//! `--client acp|floor --spec …`), which starts the agent process
+//! `--client acp|floor|tokio-floor --spec …`), which starts the agent process
 //! (`acp-bench-agent`, next to the driver) over pipes. A fresh pair of
 //! processes per run keeps CPU time and peak RSS per run. Under `cargo run`,
 //! the driver first runs `cargo build` for the agent binary, so the agent is
@@ -29,7 +29,10 @@
 //! parsed in one pass into minimal borrowed structs (method, id and the few
 //! fields it needs). It has no RPC machinery and knows the sequence of
 //! messages in advance. So the ratios show everything the runtime adds,
-//! typed decoding of whole messages included.
+//! typed decoding of whole messages included. The **tokio-floor** row is the
+//! same floor waiting on its pipes in Tokio's reactor ([`floor::Io::Tokio`]),
+//! which tells what any Tokio program pays for its I/O apart from what the
+//! runtime adds.
 //!
 //! The **official SDKs** ([`peers`]) run the same workloads side by side:
 //! the official Rust SDK (crate `agent-client-protocol`) and the official

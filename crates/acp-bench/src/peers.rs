@@ -50,7 +50,7 @@ fn command(mode: Mode) -> Option<Command> {
             cmd.arg(dir.join("js").join("peer.mjs")).arg("client");
             Some(cmd)
         }
-        Mode::Floor | Mode::Acp => None,
+        Mode::Floor | Mode::TokioFloor | Mode::Acp => None,
     }
 }
 
@@ -163,7 +163,7 @@ pub fn prepare(mode: Mode) -> Result<String, String> {
                 "official TypeScript SDK: @agentclientprotocol/sdk {TS_SDK_VERSION} (Node.js {node_version})"
             ))
         }
-        Mode::Floor | Mode::Acp => Ok(String::new()),
+        Mode::Floor | Mode::TokioFloor | Mode::Acp => Ok(String::new()),
     }
 }
 

@@ -1,5 +1,6 @@
-//! Every workload, small, through both implementations: the runs complete,
-//! pass their own count checks and report sane numbers.
+//! Every workload, small, through each of our implementations (the floor,
+//! the floor on Tokio's reactor, the runtime): the runs complete, pass their
+//! own count checks and report sane numbers.
 
 use std::process::Command;
 
@@ -17,7 +18,7 @@ fn run(mode: &str, spec: &str) -> RunResult {
 }
 
 #[test]
-fn every_workload_runs_both_ways() {
+fn every_workload_runs_every_way() {
     let specs = [
         "W1 count=500 bytes=40 update=0",
         "W2 count=200 bytes=100 update=0",
@@ -26,13 +27,17 @@ fn every_workload_runs_both_ways() {
     ];
     for spec in specs {
         let floor = run("floor", spec);
+        let tokio_floor = run("tokio-floor", spec);
         let acp = run("acp", spec);
-        for r in [&floor, &acp] {
+        for r in [&floor, &tokio_floor, &acp] {
             assert!(r.wall_ns > 0 && r.client_cpu_ns > 0, "{spec}: {r:?}");
             assert!(r.client_rss_kib > 0 && r.agent_rss_kib > 0, "{spec}: {r:?}");
             assert_eq!(r.p50_ns.is_some(), spec.starts_with("W2"), "{spec}: {r:?}");
         }
         // Same messages, same shapes: the byte counts agree up to id widths.
+        // The same program: only the digits of the agent's timings differ.
+        let (a, b) = (floor.wire_bytes, tokio_floor.wire_bytes);
+        assert!(a.abs_diff(b) < 32, "{spec}: floor {a} B, tokio-floor {b} B");
         let (a, b) = (floor.wire_bytes as f64, acp.wire_bytes as f64);
         assert!((a - b).abs() / a < 0.05, "{spec}: floor {a} B, acp {b} B");
     }
