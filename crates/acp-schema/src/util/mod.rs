@@ -179,9 +179,27 @@ pub(crate) use string_enum;
 macro_rules! id_type {
     ($(#[$attr:meta])* $name:ident) => {
         $(#[$attr])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize, ::serde::Deserialize)]
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
         #[serde(transparent)]
         pub struct $name(pub ::std::sync::Arc<str>);
+
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                // Straight into the `Arc` (serde's own `Arc<str>` goes through
+                // a `Box<str>`: one allocation and one copy more).
+                struct V;
+                impl ::serde::de::Visitor<'_> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                        f.write_str("a string")
+                    }
+                    fn visit_str<E: ::serde::de::Error>(self, s: &str) -> Result<$name, E> {
+                        Ok($name(::std::sync::Arc::from(s)))
+                    }
+                }
+                d.deserialize_str(V)
+            }
+        }
 
         impl $name {
             /// Wraps a string.

@@ -73,10 +73,10 @@ impl<'de, H: Handler> Visitor<'de> for EnvelopeSeed<'_, H> {
         let mut method: Option<Cow<'de, str>> = None;
         let mut fast = None;
         let mut result: Option<&'de RawValue> = None;
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        while let Some(Text(key)) = map.next_key()? {
             match &*key {
                 "jsonrpc" if !version => {
-                    let value: Cow<'de, str> = map.next_value()?;
+                    let Text(value) = map.next_value()?;
                     if value != "2.0" {
                         return Err(declined());
                     }
@@ -86,7 +86,7 @@ impl<'de, H: Handler> Visitor<'de> for EnvelopeSeed<'_, H> {
                     id = Some(map.next_value()?)
                 }
                 "method" if method.is_none() && result.is_none() => {
-                    method = Some(map.next_value()?)
+                    method = Some(map.next_value::<Text<'de>>()?.0)
                 }
                 // A response: `id` first, and no `method` (the slow way
                 // answers a message that has both, or `error` too).
@@ -134,6 +134,29 @@ impl<'de, H: Handler> Visitor<'de> for EnvelopeSeed<'_, H> {
             (None, None, Some(result), Some(id)) => Ok(Fast::Response(id, result)),
             _ => Err(declined()),
         }
+    }
+}
+
+/// A string of the envelope (a key, the version, the method): borrowed from
+/// the line unless it has escapes. serde's own `Cow<str>` always copies.
+struct Text<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, s: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(s.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 

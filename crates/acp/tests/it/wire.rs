@@ -319,6 +319,26 @@ async fn unknown_methods_get_method_not_found_with_the_id_as_given() {
 }
 
 #[tokio::test]
+async fn escaped_keys_version_and_method_are_read_like_plain_ones() {
+    let mut peer = peer();
+    // The same request as `still_serving`'s, every envelope string spelled
+    // with escapes (which cannot be borrowed from the line as they are).
+    exchange(
+        &mut peer,
+        r#"{"json\u0072pc":"2.\u0030","\u0069d":7,"meth\u006fd":"log\u006fut","par\u0061ms":{}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+    )
+    .await;
+    exchange(
+        &mut peer,
+        r#"{"jsonrpc":"2.0","id":8,"method":"no\/such"}"#,
+        r#"{"jsonrpc":"2.0","id":8,"error":{"code":-32601,"message":"Method not found","data":{"method":"no/such"}}}"#,
+    )
+    .await;
+    still_serving(&mut peer, 9).await;
+}
+
+#[tokio::test]
 async fn string_and_number_ids_are_kept_apart() {
     let (_conn, mut peer, _io) = raw_agent(ConnectionOptions::default(), |_| WireAgent);
     // Two requests, ids 92 and "92", both running at once: neither is refused
