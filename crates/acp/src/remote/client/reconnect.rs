@@ -6,7 +6,6 @@ use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -236,11 +235,20 @@ pub(super) struct Outage {
     on_event: Option<LinkEventHandler>,
     /// How long the server keeps the connection.
     keep: Duration,
-    down: Mutex<Option<Down>>,
-    gave_up: AtomicBool,
+    /// The outage, and whether the client has given up (then no part of the
+    /// link tries again).
+    down: Mutex<Down>,
 }
 
+#[derive(Default)]
 struct Down {
+    /// The outage under way: since when, attempts, the next delay.
+    now: Option<Attempts>,
+    /// Why the client gave up, once it has.
+    gave_up: Option<LinkLost>,
+}
+
+struct Attempts {
     since: Instant,
     attempts: u32,
     delay: Duration,
@@ -252,8 +260,7 @@ impl Outage {
             policy,
             on_event,
             keep,
-            down: Mutex::new(None),
-            gave_up: AtomicBool::new(false),
+            down: Mutex::new(Down::default()),
         }
     }
 
@@ -268,7 +275,12 @@ impl Outage {
     pub async fn wait(&self, why: &str) -> Result<(), LinkLost> {
         let delay = {
             let mut down = self.down.lock().unwrap_or_else(|p| p.into_inner());
-            let down = down.get_or_insert_with(|| Down {
+            // Another part of the link gave up (taken over, say): this one
+            // does not try again.
+            if let Some(lost) = &down.gave_up {
+                return Err(lost.clone());
+            }
+            let down = down.now.get_or_insert_with(|| Attempts {
                 since: Instant::now(),
                 attempts: 0,
                 delay: self.policy.first_delay,
@@ -312,7 +324,12 @@ impl Outage {
 
     /// The link works again.
     pub fn up(&self) {
-        let down = self.down.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let down = self
+            .down
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .now
+            .take();
         if let Some(down) = down {
             self.emit(&LinkEvent::Resumed {
                 attempts: down.attempts,
@@ -323,7 +340,15 @@ impl Outage {
 
     /// The client stops: says so once; the error for the engine.
     pub fn give_up(&self, lost: LinkLost) -> io::Error {
-        if !self.gave_up.swap(true, Ordering::AcqRel) {
+        let first = {
+            let mut down = self.down.lock().unwrap_or_else(|p| p.into_inner());
+            let first = down.gave_up.is_none();
+            if first {
+                down.gave_up = Some(lost.clone());
+            }
+            first
+        };
+        if first {
             self.emit(&LinkEvent::GaveUp(lost.clone()));
         }
         lost.into_io()
@@ -427,5 +452,10 @@ mod tests {
             .filter(|e| matches!(e, LinkEvent::GaveUp(_)))
             .count();
         assert_eq!(gave_up, 1);
+        // Once given up (one stream taken over), no other part of the link
+        // tries again: no wait, no `Reconnecting` after the `GaveUp`.
+        let before = seen.lock().unwrap().len();
+        assert_eq!(outage.wait("broken").await, Err(LinkLost::TakenOver));
+        assert_eq!(seen.lock().unwrap().len(), before);
     }
 }
