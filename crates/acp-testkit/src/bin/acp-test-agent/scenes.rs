@@ -1,5 +1,5 @@
 //! Prompt words for the chat's live transcript, permission review, login
-//! and progress reports (see the table at the top of `acp-test-agent.rs`).
+//! and progress reports (see the table at the top of `main.rs`).
 //!
 //! "The gate" is the file `ACP_TEST_AGENT_GATE` names: a scene that waits
 //! at the gate goes on once the file exists, so a test can look at the
