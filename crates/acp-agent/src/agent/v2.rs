@@ -22,8 +22,9 @@
 
 use super::{CodingAgent, auth, invalid_params};
 use crate::output::Output;
-use crate::output::v2::{Sink, block_to_v1, commands_to_v2, config_options_to_v2};
+use crate::output::v2::Sink;
 use acp::RequestContext;
+use acp::map;
 use acp::schema::{self as v1, v2};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -56,7 +57,20 @@ fn mcp_servers_to_v1(servers: &[v2::McpServer]) -> Result<Vec<v1::McpServer>, v1
 
 /// The commands every session offers, as v2 lists them.
 fn commands() -> Vec<v2::AvailableCommand> {
-    commands_to_v2(&super::commands::available_commands().available_commands)
+    super::commands::available_commands()
+        .available_commands
+        .into_iter()
+        .map(map::command_to_v2)
+        .collect()
+}
+
+/// A session's config options as v2 lists them.
+fn config_options_to_v2(options: &[v1::SessionConfigOption]) -> Vec<v2::SessionConfigOption> {
+    options
+        .iter()
+        .cloned()
+        .map(map::config_option_to_v2)
+        .collect()
 }
 
 /// The coding agent for a v2 client: implements [`acp::v2::Agent`].
@@ -306,7 +320,8 @@ impl acp::v2::Agent for CodingAgentV2 {
                 .data(json!({"message": "a prompt turn is already running in this session"})));
         }
         let message_id = sink.new_message_id();
-        let blocks: Vec<v1::ContentBlock> = args.prompt.iter().cloned().map(block_to_v1).collect();
+        let blocks: Vec<v1::ContentBlock> =
+            args.prompt.iter().cloned().map(map::block_to_v1).collect();
         sink.end_message(&sid);
         let _ = sink
             .send(

@@ -222,8 +222,9 @@ pub(crate) fn new_session_to_v2(r: v1::NewSessionRequest) -> v2::NewSessionReque
     out
 }
 
-/// A v1 config option as v2's.
-pub(crate) fn config_option_to_v2(o: v1::SessionConfigOption) -> v2::SessionConfigOption {
+/// A v1 config option as v2's (`id` becomes `configId`, a group's `group`
+/// its `groupId`).
+pub fn config_option_to_v2(o: v1::SessionConfigOption) -> v2::SessionConfigOption {
     let kind = match o.kind {
         v1::SessionConfigKind::Select(s) => {
             let options = match s.options {
