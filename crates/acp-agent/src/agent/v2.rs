@@ -29,32 +29,6 @@ use acp::schema::{self as v1, v2};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-/// v2 MCP servers as v1's (a stdio server has no `type` in v1, and v1 requires
-/// the lists v2 leaves out when empty).
-fn mcp_servers_to_v1(servers: &[v2::McpServer]) -> Result<Vec<v1::McpServer>, v1::Error> {
-    servers
-        .iter()
-        .map(|s| {
-            // v2 leaves out empty lists, which v1 requires.
-            let mut value = serde_json::to_value(s).map_err(super::internal)?;
-            if let Some(object) = value.as_object_mut() {
-                let lists: &[&str] = match object.get("type").and_then(Value::as_str) {
-                    Some("stdio") => {
-                        object.remove("type");
-                        &["args", "env"]
-                    }
-                    Some("http") => &["headers"],
-                    _ => &[],
-                };
-                for list in lists {
-                    object.entry(*list).or_insert(json!([]));
-                }
-            }
-            serde_json::from_value(value).map_err(|e| invalid_params(e.to_string()))
-        })
-        .collect()
-}
-
 /// The commands every session offers, as v2 lists them.
 fn commands() -> Vec<v2::AvailableCommand> {
     super::commands::available_commands()
@@ -174,12 +148,10 @@ impl acp::v2::Agent for CodingAgentV2 {
     ) -> Result<v2::NewSessionResponse, v1::Error> {
         // As on v1: the session's work goes on in the request's own task.
         tokio::task::yield_now().await;
-        let mut req = v1::NewSessionRequest::new(args.cwd.clone())
-            .mcp_servers(mcp_servers_to_v1(&args.mcp_servers)?);
-        if !args.additional_directories.is_empty() {
-            req = req.additional_directories(args.additional_directories.clone());
-        }
-        let created = self.agent.create_session(req).await?;
+        let created = self
+            .agent
+            .create_session(map::new_session_to_v1(args))
+            .await?;
         Ok(v2::NewSessionResponse::new(created.session_id)
             .config_options(config_options_to_v2(
                 created.config_options.as_deref().unwrap_or_default(),
@@ -199,12 +171,7 @@ impl acp::v2::Agent for CodingAgentV2 {
         let sessions = listed
             .sessions
             .into_iter()
-            .map(|s| {
-                let mut out = v2::SessionInfo::new(s.session_id, s.cwd);
-                out.title = s.title;
-                out.updated_at = s.updated_at;
-                out
-            })
+            .map(map::session_info_to_v2)
             .collect();
         let mut out = v2::ListSessionsResponse::new(sessions);
         out.next_cursor = listed.next_cursor;
@@ -216,7 +183,12 @@ impl acp::v2::Agent for CodingAgentV2 {
         args: v2::ResumeSessionRequest,
         _cx: RequestContext<v2::AgentSide>,
     ) -> Result<v2::ResumeSessionResponse, v1::Error> {
-        let servers = mcp_servers_to_v1(&args.mcp_servers)?;
+        let servers: Vec<v1::McpServer> = args
+            .mcp_servers
+            .iter()
+            .cloned()
+            .map(map::mcp_server_to_v1)
+            .collect();
         let dirs =
             (!args.additional_directories.is_empty()).then(|| args.additional_directories.clone());
         self.sink.forget(&args.session_id);

@@ -5,9 +5,9 @@
 //!
 //! # Public
 //!
-//! The stateless v1 → v2 translations are public, for a program that keeps
-//! v1's vocabulary inside and speaks v2 to its client (an agent serving both
-//! versions, say), so that it writes v2 exactly as the bridge does:
+//! The stateless translations an agent needs that keeps v1's vocabulary
+//! inside and speaks v2 to its client (one serving both versions, say) are
+//! public, so that it writes v2 exactly as the bridge does:
 //!
 //! - content: [`block_to_v2`], [`block_to_v1`];
 //! - tool calls: [`tool_call_to_v2`] and [`tool_call_update_to_v2`] (both
@@ -15,7 +15,9 @@
 //!   [`tool_call_content_to_v2`] (a diff becomes a structured file change with
 //!   a Git patch);
 //! - [`plan_to_v2`] (the plan [`PLAN_ID`]), [`command_to_v2`],
-//!   [`config_option_to_v2`].
+//!   [`config_option_to_v2`];
+//! - sessions: [`new_session_to_v1`] and [`mcp_server_to_v1`] (what the
+//!   client asks for), [`session_info_to_v2`] (what `session/list` reports).
 //!
 //! They are plain functions over [`acp_schema`]'s v1 and v2 types. Each keeps
 //! `_meta`; content blocks, tool calls and their content also keep the fields
@@ -34,6 +36,6 @@ pub(crate) mod update;
 
 pub use content::{block_to_v1, block_to_v2};
 pub(crate) use initialize::*;
-pub use session::config_option_to_v2;
+pub use session::{config_option_to_v2, mcp_server_to_v1, new_session_to_v1, session_info_to_v2};
 pub use tool_call::{tool_call_content_to_v2, tool_call_to_v2, tool_call_update_to_v2};
 pub use update::{PLAN_ID, command_to_v2, plan_to_v2};

@@ -156,8 +156,9 @@ pub(crate) fn auth_method_to_v1(m: v2::AuthMethod) -> v1::AuthMethod {
     }
 }
 
-/// A v2 MCP server as v1's.
-pub(crate) fn mcp_server_to_v1(s: v2::McpServer) -> v1::McpServer {
+/// A v2 MCP server as v1's (`stdio` or `http`; another type is kept as it
+/// is).
+pub fn mcp_server_to_v1(s: v2::McpServer) -> v1::McpServer {
     match s {
         v2::McpServer::Http(h) => {
             let mut out = v1::McpServerHttp::new(h.name, h.url);
@@ -199,8 +200,8 @@ pub(crate) fn mcp_server_to_v2(s: v1::McpServer) -> Option<v2::McpServer> {
     })
 }
 
-/// The v2 session environment (`cwd`, directories, MCP servers) as v1's.
-pub(crate) fn new_session_to_v1(r: v2::NewSessionRequest) -> v1::NewSessionRequest {
+/// v2's `session/new` (`cwd`, directories, MCP servers) as v1's.
+pub fn new_session_to_v1(r: v2::NewSessionRequest) -> v1::NewSessionRequest {
     let mut out = v1::NewSessionRequest::new(r.cwd);
     out.additional_directories =
         (!r.additional_directories.is_empty()).then_some(r.additional_directories);
@@ -369,7 +370,7 @@ pub(crate) fn mode_option_id(options: &[v2::SessionConfigOption]) -> Option<v1::
 }
 
 /// A v1 session as `session/list` reports it, as v2's.
-pub(crate) fn session_info_to_v2(i: v1::SessionInfo) -> v2::SessionInfo {
+pub fn session_info_to_v2(i: v1::SessionInfo) -> v2::SessionInfo {
     let mut out = v2::SessionInfo::new(i.session_id, i.cwd);
     out.additional_directories = i.additional_directories.unwrap_or_default();
     out.title = i.title;

@@ -89,3 +89,34 @@ fn content_blocks_go_both_ways() {
         r#"{"type":"resource_link","name":"a","size":3,"uri":"file:///a"}"#
     );
 }
+
+#[test]
+fn a_v2_session_request_and_its_mcp_servers_become_v1s() {
+    let req: v2::NewSessionRequest = serde_json::from_str(
+        r#"{"cwd":"/w","additionalDirectories":["/d"],"mcpServers":[{"type":"stdio","name":"s","command":"/bin/s"},{"type":"http","name":"h","url":"http://127.0.0.1:1/mcp"}]}"#,
+    )
+    .unwrap();
+    // v1 requires the lists v2 leaves out, and a stdio server has no `type`.
+    assert_eq!(
+        wire(&map::new_session_to_v1(req)),
+        r#"{"cwd":"/w","additionalDirectories":["/d"],"mcpServers":[{"name":"s","command":"/bin/s","args":[],"env":[]},{"type":"http","name":"h","url":"http://127.0.0.1:1/mcp","headers":[]}]}"#
+    );
+    // A server of a type v2 does not know is passed on as it is.
+    let custom: v2::McpServer =
+        serde_json::from_str(r#"{"type":"_custom","name":"c","x":1}"#).unwrap();
+    assert_eq!(
+        wire(&map::mcp_server_to_v1(custom)),
+        r#"{"type":"_custom","name":"c","x":1}"#
+    );
+}
+
+#[test]
+fn a_listed_session_keeps_its_directories() {
+    let info: v1::SessionInfo = v1(
+        r#"{"sessionId":"s1","cwd":"/w","additionalDirectories":["/d"],"title":"T","updatedAt":"2026-12-06T00:00:00Z"}"#,
+    );
+    assert_eq!(
+        wire(&map::session_info_to_v2(info)),
+        r#"{"sessionId":"s1","cwd":"/w","additionalDirectories":["/d"],"title":"T","updatedAt":"2026-12-06T00:00:00Z"}"#
+    );
+}
