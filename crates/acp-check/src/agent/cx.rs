@@ -1,10 +1,13 @@
-//! The run of `acp check agent`: its options, and the context every check
-//! runs in ([`AgentCx`]): the agent's life so far, each step run once, the
-//! first time a check needs it.
+//! The run of `acp check agent`: its options, the context every check runs
+//! in ([`AgentCx`]): the agent's life so far, each step run once, the first
+//! time a check needs it; and what the v2 context shares with it (how the
+//! agent is started, the workspace and log, the run itself: [`run_checks`]
+//! over a [`Life`]).
 
 use super::acting::Acting;
+use crate::catalog::Check;
 use crate::process::Peer;
-use crate::report::{Filters, Outcome};
+use crate::report::{CheckResult, Filters, Outcome, Report};
 use crate::strict::Handler;
 use crate::wire::{Answer, Call, Log};
 use acp_host::SupervisorProgram;
@@ -201,22 +204,93 @@ pub(super) fn needs(step: &str, why: &StepError) -> Outcome {
     }
 }
 
+/// The temporary workspace of a run (the sessions' cwd, holding
+/// `notes.txt`) and its log (also written to `--trace`): what the v1 and v2
+/// contexts both start from.
+pub(super) fn prepare(opts: &AgentOptions) -> std::io::Result<(tempfile::TempDir, Arc<Log>)> {
+    let workspace = tempfile::Builder::new().prefix("acp-check-").tempdir()?;
+    std::fs::write(
+        workspace.path().join("notes.txt"),
+        "acp check notes\nline two\nline three\n",
+    )?;
+    let trace = match &opts.trace {
+        Some(path) => Some(std::fs::File::create(path)?),
+        None => None,
+    };
+    Ok((workspace, Log::new(trace)))
+}
+
+/// What went wrong with a call, shortened.
+pub(super) fn describe(call: &Call) -> String {
+    crate::report::shorten(&call.describe(), 300)
+}
+
+/// The last lines the agent wrote to stderr, when it closed its output.
+pub(super) fn stderr_end(peer: &Peer, closed: bool) -> String {
+    let tail = peer.stderr_tail();
+    let last: Vec<&str> = tail.lines().rev().take(3).collect();
+    if !closed || last.is_empty() {
+        return String::new();
+    }
+    let last: Vec<&str> = last.into_iter().rev().collect();
+    format!(" (its stderr ends: {})", last.join(" / "))
+}
+
+/// A context the checks of one protocol version run in ([`AgentCx`] for
+/// v1, `V2Cx` for v2): made from the options, logging every line, and
+/// ended by [`shutdown`](Life::shutdown).
+pub(super) trait Life: Sized + Send {
+    /// A context for `opts` (nothing started yet).
+    fn start(opts: AgentOptions) -> std::io::Result<Self>;
+    /// Every line of the run.
+    fn log(&self) -> Arc<Log>;
+    /// Ends every process (and terminal) of the run.
+    fn shutdown(&mut self) -> impl Future<Output = ()> + Send;
+}
+
+/// Runs `checks` in a context of type `C` for `opts`, handing each result
+/// to `decided` as soon as it is decided, then ends the context's
+/// processes: the run of `acp check agent`, whichever the protocol version.
+pub(super) async fn run_checks<C: Life>(
+    opts: AgentOptions,
+    checks: &[Check<C>],
+    decided: &mut (dyn FnMut(&CheckResult) + Send),
+) -> std::io::Result<Report> {
+    let command = opts.command.join(" ");
+    let filters = opts.filters.clone();
+    let mut cx = C::start(opts)?;
+    let log = cx.log();
+    let results = crate::catalog::run_all(checks, &mut cx, &log, &filters, decided).await;
+    cx.shutdown().await;
+    Ok(Report {
+        side: "agent".into(),
+        command,
+        results,
+    })
+}
+
+impl Life for AgentCx {
+    fn start(opts: AgentOptions) -> std::io::Result<Self> {
+        AgentCx::new(opts)
+    }
+
+    fn log(&self) -> Arc<Log> {
+        self.log.clone()
+    }
+
+    async fn shutdown(&mut self) {
+        AgentCx::shutdown(self).await
+    }
+}
+
 impl AgentCx {
     /// A context for `opts` (nothing started yet).
     pub fn new(opts: AgentOptions) -> std::io::Result<AgentCx> {
-        let workspace = tempfile::Builder::new().prefix("acp-check-").tempdir()?;
-        std::fs::write(
-            workspace.path().join("notes.txt"),
-            "acp check notes\nline two\nline three\n",
-        )?;
-        let trace = match &opts.trace {
-            Some(path) => Some(std::fs::File::create(path)?),
-            None => None,
-        };
+        let (workspace, log) = prepare(&opts)?;
         let acting = Acting::new(workspace.path(), opts.supervisor.clone())?;
         Ok(AgentCx {
             opts,
-            log: Log::new(trace),
+            log,
             workspace,
             acting,
             main: None,
@@ -289,16 +363,9 @@ impl AgentCx {
 
     /// What went wrong with a call, with the agent's stderr when it exited.
     fn describe(&self, call: &Call) -> String {
-        let mut text = crate::report::shorten(&call.describe(), 300);
-        if call.closed
-            && let Some(peer) = &self.main
-        {
-            let tail = peer.stderr_tail();
-            let last: Vec<&str> = tail.lines().rev().take(3).collect();
-            if !last.is_empty() {
-                let last: Vec<&str> = last.into_iter().rev().collect();
-                text.push_str(&format!(" (its stderr ends: {})", last.join(" / ")));
-            }
+        let mut text = describe(call);
+        if let Some(peer) = &self.main {
+            text.push_str(&stderr_end(peer, call.closed));
         }
         text
     }

@@ -9,7 +9,9 @@
 //! # Layout
 //! - `cx.rs`: [`AgentOptions`] and [`AgentCx`], the agent's life: starting
 //!   processes, initialize, sessions, the turns, the cancelled turn, the
-//!   probe process.
+//!   probe process; and what v1 and v2 share: starting the agent, the
+//!   workspace and log, and the run of a table of checks (`run_checks`,
+//!   over either context).
 //! - `checks/`: the table [`CHECKS`] and one file per area (`initialize`,
 //!   `session`, `prompt`, `tools`, `lifecycle`, `rpc`, `wire`); a new check
 //!   goes into the file of its area and a line of the table.
@@ -17,7 +19,8 @@
 //! - `acting.rs`: the acting client, whose fs and terminal answers
 //!   `acp-host` carries out in the workspace.
 //! - [`v2`]: `acp check agent --protocol 2`, its own context and checks
-//!   (beside these, sharing only the crate's modules and [`AgentOptions`]).
+//!   (beside these, sharing only the crate's modules, [`AgentOptions`] and
+//!   `cx.rs`'s shared part).
 //!
 //! Arrows point down: `run` (here) → `checks` → `cx` and `rules` → `acting`
 //! and the crate's `wire`, `process`, `strict`, `report`.
@@ -46,15 +49,5 @@ pub async fn run_with(
     opts: AgentOptions,
     decided: &mut (dyn FnMut(&CheckResult) + Send),
 ) -> std::io::Result<Report> {
-    let command = opts.command.join(" ");
-    let filters = opts.filters.clone();
-    let mut cx = AgentCx::new(opts)?;
-    let log = cx.log.clone();
-    let results = crate::catalog::run_all(CHECKS, &mut cx, &log, &filters, decided).await;
-    cx.shutdown().await;
-    Ok(Report {
-        side: "agent".into(),
-        command,
-        results,
-    })
+    cx::run_checks::<AgentCx>(opts, CHECKS, decided).await
 }

@@ -4,7 +4,7 @@
 //! check needs it. A v2 turn is not the prompt's response (that only
 //! acknowledges the prompt) but everything up to the idle `state_update`.
 
-use crate::agent::cx::start_agent;
+use crate::agent::cx::{Life, describe, prepare, start_agent, stderr_end};
 use crate::agent::{AgentOptions, StepError};
 use crate::process::Peer;
 use crate::report::Outcome;
@@ -107,18 +107,10 @@ fn is_state(v: &Value, session: &str, state: &str) -> bool {
 impl V2Cx {
     /// A context for `opts` (nothing started yet).
     pub fn new(opts: AgentOptions) -> std::io::Result<V2Cx> {
-        let workspace = tempfile::Builder::new().prefix("acp-check-").tempdir()?;
-        std::fs::write(
-            workspace.path().join("notes.txt"),
-            "acp check notes\nline two\nline three\n",
-        )?;
-        let trace = match &opts.trace {
-            Some(path) => Some(std::fs::File::create(path)?),
-            None => None,
-        };
+        let (workspace, log) = prepare(&opts)?;
         Ok(V2Cx {
             opts,
-            log: Log::new(trace),
+            log,
             workspace,
             main: None,
             next_wire: 0,
@@ -443,18 +435,16 @@ impl V2Cx {
     }
 }
 
-/// The last lines the agent wrote to stderr, when it closed its output.
-fn stderr_end(peer: &Peer, closed: bool) -> String {
-    let tail = peer.stderr_tail();
-    let last: Vec<&str> = tail.lines().rev().take(3).collect();
-    if !closed || last.is_empty() {
-        return String::new();
+impl Life for V2Cx {
+    fn start(opts: AgentOptions) -> std::io::Result<Self> {
+        V2Cx::new(opts)
     }
-    let last: Vec<&str> = last.into_iter().rev().collect();
-    format!(" (its stderr ends: {})", last.join(" / "))
-}
 
-/// What went wrong with a call, shortened.
-pub(super) fn describe(call: &Call) -> String {
-    crate::report::shorten(&call.describe(), 300)
+    fn log(&self) -> Arc<Log> {
+        self.log.clone()
+    }
+
+    async fn shutdown(&mut self) {
+        V2Cx::shutdown(self).await
+    }
 }
