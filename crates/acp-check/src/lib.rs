@@ -61,8 +61,8 @@
 //! - Protocol v2 (`--protocol 2`, a draft): [`agent::v2`] and
 //!   [`client::v2`], each its own table of `v2.*` requirements beside the
 //!   v1 one, judging lines with `acp_schema::v2`'s types; the agent side has
-//!   its own context (`agent/v2/cx.rs`; how the agent is started, the
-//!   workspace and log, and the run of a table are `agent/cx.rs`'s, shared),
+//!   its own context (`agent/v2/cx.rs`; the workspace the agent starts in
+//!   and the run of a table are shared with v1, in `agent/run.rs`),
 //!   the client side reuses the client's life (start, relay, end) and
 //!   context.
 //! - Below both: [`wire`] (raw JSON-RPC lines and the log), [`strict`] (the

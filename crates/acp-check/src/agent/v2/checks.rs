@@ -3,7 +3,7 @@
 
 use super::cx::{V2Cx, V2Turn, needs};
 use crate::agent::StepError;
-use crate::agent::cx::describe;
+use crate::agent::run::describe;
 use crate::report::Outcome;
 use crate::strict::Envelope;
 use crate::wire::{Dir, Event};

@@ -18,8 +18,8 @@
 //! - here: the table and [`run_with`].
 //!
 //! Arrows point down: the table → `checks` → `cx` → the crate's `wire`,
-//! `process`, `report`, and [`AgentOptions`] and the shared part of v1's
-//! `cx.rs` (starting the agent, the workspace and log, `run_checks`).
+//! `process`, `report`, [`AgentOptions`] and what v1 and v2 share
+//! (`agent/run.rs`: the workspace the agent starts in, `run_checks`).
 
 mod checks;
 mod cx;
@@ -244,7 +244,7 @@ pub async fn run_with(
     opts: AgentOptions,
     decided: &mut (dyn FnMut(&CheckResult) + Send),
 ) -> std::io::Result<Report> {
-    crate::agent::cx::run_checks::<V2Cx>(opts, V2_CHECKS, decided).await
+    crate::agent::run::run_checks::<V2Cx>(opts, V2_CHECKS, decided).await
 }
 
 #[cfg(test)]
