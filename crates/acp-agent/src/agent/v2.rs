@@ -71,14 +71,6 @@ impl CodingAgentV2 {
     }
 }
 
-/// v1's stop reason as v2's (the same names).
-fn stop_reason_to_v2(stop: &v1::StopReason) -> v2::StopReason {
-    serde_json::to_value(stop)
-        .ok()
-        .and_then(|v| v.as_str().map(v2::StopReason::from))
-        .unwrap_or(v2::StopReason::EndTurn)
-}
-
 impl acp::v2::Agent for CodingAgentV2 {
     async fn initialize(
         &self,
@@ -106,16 +98,8 @@ impl acp::v2::Agent for CodingAgentV2 {
             .delete(v2::SessionDeleteCapabilities::new())
             .additional_directories(v2::SessionAdditionalDirectoriesCapabilities::new());
         let methods: Vec<v2::AuthMethod> = auth::methods()
-            .iter()
-            .filter_map(|m| {
-                // v2 names the id `methodId`, and the kind `agent`.
-                let mut value = serde_json::to_value(m).ok()?;
-                let object = value.as_object_mut()?;
-                let id = object.remove("id")?;
-                object.insert("methodId".into(), id);
-                object.entry("type").or_insert(json!("agent"));
-                serde_json::from_value(value).ok()
-            })
+            .into_iter()
+            .map(map::auth_method_to_v2)
             .collect();
         Ok(v2::InitializeResponse::new(
             v1::Implementation::new("acp-agent", env!("CARGO_PKG_VERSION")).title("ACP Agent"),
@@ -315,7 +299,7 @@ impl acp::v2::Agent for CodingAgentV2 {
             let idle = match result {
                 Ok(response) => {
                     let mut idle = v2::IdleStateUpdate::new()
-                        .stop_reason(stop_reason_to_v2(&response.stop_reason));
+                        .stop_reason(map::stop_reason_to_v2(response.stop_reason));
                     if let Some(meta) = response.meta {
                         idle = idle.meta(meta);
                     }

@@ -17,7 +17,9 @@
 //! - [`plan_to_v2`] (the plan [`PLAN_ID`]), [`command_to_v2`],
 //!   [`config_option_to_v2`];
 //! - sessions: [`new_session_to_v1`] and [`mcp_server_to_v1`] (what the
-//!   client asks for), [`session_info_to_v2`] (what `session/list` reports).
+//!   client asks for), [`session_info_to_v2`] (what `session/list` reports),
+//!   [`stop_reason_to_v2`] (how a turn ended);
+//! - [`auth_method_to_v2`] (what `initialize` offers).
 //!
 //! They are plain functions over [`acp_schema`]'s v1 and v2 types. Each keeps
 //! `_meta`; content blocks, tool calls and their content also keep the fields
@@ -36,6 +38,9 @@ pub(crate) mod update;
 
 pub use content::{block_to_v1, block_to_v2};
 pub(crate) use initialize::*;
-pub use session::{config_option_to_v2, mcp_server_to_v1, new_session_to_v1, session_info_to_v2};
+pub use session::{
+    auth_method_to_v2, config_option_to_v2, mcp_server_to_v1, new_session_to_v1,
+    session_info_to_v2, stop_reason_to_v2,
+};
 pub use tool_call::{tool_call_content_to_v2, tool_call_to_v2, tool_call_update_to_v2};
 pub use update::{PLAN_ID, command_to_v2, plan_to_v2};

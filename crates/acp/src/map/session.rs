@@ -100,8 +100,9 @@ pub(crate) fn initialize_request_to_v2(r: v1::InitializeRequest) -> v2::Initiali
     out
 }
 
-/// A v1 auth method as v2's.
-pub(crate) fn auth_method_to_v2(m: v1::AuthMethod) -> v2::AuthMethod {
+/// A v1 auth method as v2's (`id` becomes `methodId`; an `agent` method
+/// says its `type`).
+pub fn auth_method_to_v2(m: v1::AuthMethod) -> v2::AuthMethod {
     match m {
         v1::AuthMethod::Agent(a) => {
             let mut out = v2::AuthMethodAgent::new(a.id, a.name);
@@ -404,7 +405,7 @@ pub(crate) fn prompt_to_v2(r: v1::PromptRequest) -> v2::PromptRequest {
     out
 }
 
-/// A v1 stop reason as v2's.
-pub(crate) fn stop_reason_to_v2(r: v1::StopReason) -> v2::StopReason {
+/// A v1 stop reason as v2's (the same names).
+pub fn stop_reason_to_v2(r: v1::StopReason) -> v2::StopReason {
     v2::StopReason::from(r.as_str())
 }

@@ -120,3 +120,19 @@ fn a_listed_session_keeps_its_directories() {
         r#"{"sessionId":"s1","cwd":"/w","additionalDirectories":["/d"],"title":"T","updatedAt":"2026-12-06T00:00:00Z"}"#
     );
 }
+
+#[test]
+fn an_auth_method_names_its_id_method_id_and_a_stop_reason_keeps_its_name() {
+    let method: v1::AuthMethod =
+        v1(r#"{"id":"env","name":"Env","description":"Set KEY","_meta":{"k":1}}"#);
+    assert_eq!(
+        wire(&map::auth_method_to_v2(method)),
+        r#"{"type":"agent","methodId":"env","name":"Env","description":"Set KEY","_meta":{"k":1}}"#
+    );
+    let stop: v1::StopReason = v1(r#""max_turn_requests""#);
+    // v2's stop reason is the member of the idle `state_update` it goes into.
+    assert_eq!(
+        wire(&map::stop_reason_to_v2(stop)),
+        r#"{"stopReason":"max_turn_requests"}"#
+    );
+}
