@@ -61,8 +61,10 @@
 //! - Protocol v2 (`--protocol 2`, a draft): [`agent::v2`] and
 //!   [`client::v2`], each its own table of `v2.*` requirements beside the
 //!   v1 one, judging lines with `acp_schema::v2`'s types; the agent side has
-//!   its own context (`agent/v2/cx.rs`), the client side reuses the client's
-//!   life (start, relay, end) and context.
+//!   its own context (`agent/v2/cx.rs`; the workspace the agent starts in
+//!   and the run of a table are shared with v1, in `agent/run.rs`),
+//!   the client side reuses the client's life (start, relay, end) and
+//!   context.
 //! - Below both: [`wire`] (raw JSON-RPC lines and the log), [`strict`] (the
 //!   type table, `strict/v1.types`), [`process`] (a peer as a child
 //!   process), [`report`] (results, tiers and the verdict; its `render.rs`

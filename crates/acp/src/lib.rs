@@ -19,9 +19,10 @@
 //! `v2` (its `Agent` and `Client` traits and connections), `negotiate`
 //! (serving and asking for either version on one transport: `AgentRouter`,
 //! `ClientRouter`), `bridge` (a client of one version in front of an agent of
-//! the other: the mapping and what it loses) and, inside, `map` (the
-//! translations, one file per protocol area). v1 is the same with the feature
-//! on or off.
+//! the other: the mapping and what it loses) and `map` (the translations, one
+//! file per protocol area; public are the stateless v1 → v2 ones, for a
+//! program that works in v1's types and answers a v2 client, so that it
+//! writes v2 as the bridge does). v1 is the same with the feature on or off.
 //!
 //! # Example
 //! An agent and a client talking over an in-memory pair:
@@ -96,7 +97,7 @@ mod connection;
 mod engine;
 mod error;
 #[cfg(feature = "v2")]
-mod map;
+pub mod map;
 #[cfg(feature = "v2")]
 pub mod negotiate;
 pub mod process;

@@ -22,41 +22,29 @@
 
 use super::{CodingAgent, auth, invalid_params};
 use crate::output::Output;
-use crate::output::v2::{Sink, block_to_v1, commands_to_v2, config_options_to_v2};
+use crate::output::v2::Sink;
 use acp::RequestContext;
+use acp::map;
 use acp::schema::{self as v1, v2};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-/// v2 MCP servers as v1's (a stdio server has no `type` in v1, and v1 requires
-/// the lists v2 leaves out when empty).
-fn mcp_servers_to_v1(servers: &[v2::McpServer]) -> Result<Vec<v1::McpServer>, v1::Error> {
-    servers
-        .iter()
-        .map(|s| {
-            // v2 leaves out empty lists, which v1 requires.
-            let mut value = serde_json::to_value(s).map_err(super::internal)?;
-            if let Some(object) = value.as_object_mut() {
-                let lists: &[&str] = match object.get("type").and_then(Value::as_str) {
-                    Some("stdio") => {
-                        object.remove("type");
-                        &["args", "env"]
-                    }
-                    Some("http") => &["headers"],
-                    _ => &[],
-                };
-                for list in lists {
-                    object.entry(*list).or_insert(json!([]));
-                }
-            }
-            serde_json::from_value(value).map_err(|e| invalid_params(e.to_string()))
-        })
+/// The commands every session offers, as v2 lists them.
+fn commands() -> Vec<v2::AvailableCommand> {
+    super::commands::available_commands()
+        .available_commands
+        .into_iter()
+        .map(map::command_to_v2)
         .collect()
 }
 
-/// The commands every session offers, as v2 lists them.
-fn commands() -> Vec<v2::AvailableCommand> {
-    commands_to_v2(&super::commands::available_commands().available_commands)
+/// A session's config options as v2 lists them.
+fn config_options_to_v2(options: &[v1::SessionConfigOption]) -> Vec<v2::SessionConfigOption> {
+    options
+        .iter()
+        .cloned()
+        .map(map::config_option_to_v2)
+        .collect()
 }
 
 /// The coding agent for a v2 client: implements [`acp::v2::Agent`].
@@ -81,14 +69,6 @@ impl CodingAgentV2 {
             sink,
         }
     }
-}
-
-/// v1's stop reason as v2's (the same names).
-fn stop_reason_to_v2(stop: &v1::StopReason) -> v2::StopReason {
-    serde_json::to_value(stop)
-        .ok()
-        .and_then(|v| v.as_str().map(v2::StopReason::from))
-        .unwrap_or(v2::StopReason::EndTurn)
 }
 
 impl acp::v2::Agent for CodingAgentV2 {
@@ -118,16 +98,8 @@ impl acp::v2::Agent for CodingAgentV2 {
             .delete(v2::SessionDeleteCapabilities::new())
             .additional_directories(v2::SessionAdditionalDirectoriesCapabilities::new());
         let methods: Vec<v2::AuthMethod> = auth::methods()
-            .iter()
-            .filter_map(|m| {
-                // v2 names the id `methodId`, and the kind `agent`.
-                let mut value = serde_json::to_value(m).ok()?;
-                let object = value.as_object_mut()?;
-                let id = object.remove("id")?;
-                object.insert("methodId".into(), id);
-                object.entry("type").or_insert(json!("agent"));
-                serde_json::from_value(value).ok()
-            })
+            .into_iter()
+            .map(map::auth_method_to_v2)
             .collect();
         Ok(v2::InitializeResponse::new(
             v1::Implementation::new("acp-agent", env!("CARGO_PKG_VERSION")).title("ACP Agent"),
@@ -160,12 +132,10 @@ impl acp::v2::Agent for CodingAgentV2 {
     ) -> Result<v2::NewSessionResponse, v1::Error> {
         // As on v1: the session's work goes on in the request's own task.
         tokio::task::yield_now().await;
-        let mut req = v1::NewSessionRequest::new(args.cwd.clone())
-            .mcp_servers(mcp_servers_to_v1(&args.mcp_servers)?);
-        if !args.additional_directories.is_empty() {
-            req = req.additional_directories(args.additional_directories.clone());
-        }
-        let created = self.agent.create_session(req).await?;
+        let created = self
+            .agent
+            .create_session(map::new_session_to_v1(args))
+            .await?;
         Ok(v2::NewSessionResponse::new(created.session_id)
             .config_options(config_options_to_v2(
                 created.config_options.as_deref().unwrap_or_default(),
@@ -185,12 +155,7 @@ impl acp::v2::Agent for CodingAgentV2 {
         let sessions = listed
             .sessions
             .into_iter()
-            .map(|s| {
-                let mut out = v2::SessionInfo::new(s.session_id, s.cwd);
-                out.title = s.title;
-                out.updated_at = s.updated_at;
-                out
-            })
+            .map(map::session_info_to_v2)
             .collect();
         let mut out = v2::ListSessionsResponse::new(sessions);
         out.next_cursor = listed.next_cursor;
@@ -202,7 +167,12 @@ impl acp::v2::Agent for CodingAgentV2 {
         args: v2::ResumeSessionRequest,
         _cx: RequestContext<v2::AgentSide>,
     ) -> Result<v2::ResumeSessionResponse, v1::Error> {
-        let servers = mcp_servers_to_v1(&args.mcp_servers)?;
+        let servers: Vec<v1::McpServer> = args
+            .mcp_servers
+            .iter()
+            .cloned()
+            .map(map::mcp_server_to_v1)
+            .collect();
         let dirs =
             (!args.additional_directories.is_empty()).then(|| args.additional_directories.clone());
         self.sink.forget(&args.session_id);
@@ -306,7 +276,8 @@ impl acp::v2::Agent for CodingAgentV2 {
                 .data(json!({"message": "a prompt turn is already running in this session"})));
         }
         let message_id = sink.new_message_id();
-        let blocks: Vec<v1::ContentBlock> = args.prompt.iter().cloned().map(block_to_v1).collect();
+        let blocks: Vec<v1::ContentBlock> =
+            args.prompt.iter().cloned().map(map::block_to_v1).collect();
         sink.end_message(&sid);
         let _ = sink
             .send(
@@ -328,7 +299,7 @@ impl acp::v2::Agent for CodingAgentV2 {
             let idle = match result {
                 Ok(response) => {
                     let mut idle = v2::IdleStateUpdate::new()
-                        .stop_reason(stop_reason_to_v2(&response.stop_reason));
+                        .stop_reason(map::stop_reason_to_v2(response.stop_reason));
                     if let Some(meta) = response.meta {
                         idle = idle.meta(meta);
                     }

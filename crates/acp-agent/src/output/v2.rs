@@ -11,12 +11,16 @@
 //!   by id (the first one creates the call);
 //! - a diff (`path`, `oldText`, `newText`) becomes a structured file change:
 //!   `add` for a new file, else `modify`, `fileType: text`, with a Git patch
-//!   of the two texts;
+//!   of the two texts (absolute paths, no `a/` or `b/` prefix);
 //! - `plan` becomes `plan_update` of the session's one plan, `plan`;
 //! - available commands get `type: command` (their input `type: text`),
 //!   config options `configId` for `id`, and `current_mode_update` is left
 //!   out: the `config_option_update` that follows it carries the mode;
 //! - `session_info_update` and `usage_update` are the same in both versions.
+//!
+//! Each message is translated by `acp::map`, the translations of `acp`'s
+//! bridge, so this agent writes v2 exactly as the bridge would in front of
+//! its v1 side; what is its own here is the message ids and the replay.
 //!
 //! While a session's history is replayed (`session/resume` with
 //! `replayFrom`, see [`Sink::begin_replay`]), each message is sent whole
@@ -26,14 +30,11 @@
 
 use super::PermissionAsk;
 use acp::ConnectionError;
+use acp::map::{self, block_to_v2};
 use acp::schema::{self as v1, v2};
-use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// The id of the one plan a session has.
-const PLAN_ID: &str = "plan";
 
 /// The kinds of message a chunk belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,27 +236,35 @@ impl Sink {
             ),
             U::ToolCall(call) => {
                 self.end_message(session);
-                tool_call_to_v2(call).into()
+                map::tool_call_to_v2(call).into()
             }
             U::ToolCallUpdate(u) => {
                 self.end_message(session);
-                tool_call_update_to_v2(u).into()
+                map::tool_call_update_to_v2(u).into()
             }
             U::Plan(plan) => {
                 self.end_message(session);
-                let entries = convert(&plan.entries)?;
-                v2::PlanUpdate::new(v2::PlanItems::new(PLAN_ID, entries)).into()
+                map::plan_to_v2(plan).into()
             }
             U::AvailableCommandsUpdate(u) => {
                 let commands = u
                     .available_commands
-                    .iter()
-                    .filter_map(command_to_v2)
+                    .into_iter()
+                    .map(map::command_to_v2)
                     .collect();
-                v2::AvailableCommandsUpdate::new(commands).into()
+                let mut out = v2::AvailableCommandsUpdate::new(commands);
+                out.meta = u.meta;
+                out.into()
             }
             U::ConfigOptionUpdate(u) => {
-                v2::ConfigOptionUpdate::new(config_options_to_v2(&u.config_options)).into()
+                let options = u
+                    .config_options
+                    .into_iter()
+                    .map(map::config_option_to_v2)
+                    .collect();
+                let mut out = v2::ConfigOptionUpdate::new(options);
+                out.meta = u.meta;
+                out.into()
             }
             U::SessionInfoUpdate(u) => u.into(),
             U::UsageUpdate(u) => u.into(),
@@ -279,7 +288,7 @@ impl Sink {
             None => {
                 let mut call = v2::ToolCallUpdate::new(ask.tool_call_id);
                 if let Some(diff) = ask.diff {
-                    call = call.content(vec![content_to_v2(diff)]);
+                    call = call.content(vec![map::tool_call_content_to_v2(diff)]);
                 }
                 call.into()
             }
@@ -305,187 +314,5 @@ fn chunk_kind(update: &v1::SessionUpdate) -> Option<Kind> {
         v1::SessionUpdate::AgentMessageChunk(_) => Some(Kind::Agent),
         v1::SessionUpdate::AgentThoughtChunk(_) => Some(Kind::Thought),
         _ => None,
-    }
-}
-
-/// `value` as the type that has the same JSON, if it has.
-fn convert<T: serde::Serialize, U: serde::de::DeserializeOwned>(value: &T) -> Option<U> {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| serde_json::from_value(v).ok())
-}
-
-/// A v1 content block as v2's (the same but for a resource link's size,
-/// unsigned in v2).
-pub fn block_to_v2(block: v1::ContentBlock) -> v2::ContentBlock {
-    match block {
-        v1::ContentBlock::Text(t) => v2::ContentBlock::Text(t),
-        v1::ContentBlock::Image(i) => v2::ContentBlock::Image(i),
-        v1::ContentBlock::Audio(a) => v2::ContentBlock::Audio(a),
-        v1::ContentBlock::Resource(r) => v2::ContentBlock::Resource(r),
-        other => convert(&other).unwrap_or_else(|| "[content v2 cannot show]".into()),
-    }
-}
-
-/// A v2 content block as v1's (a resource link loses its icons).
-pub fn block_to_v1(block: v2::ContentBlock) -> v1::ContentBlock {
-    match block {
-        v2::ContentBlock::Text(t) => v1::ContentBlock::Text(t),
-        v2::ContentBlock::Image(i) => v1::ContentBlock::Image(i),
-        v2::ContentBlock::Audio(a) => v1::ContentBlock::Audio(a),
-        v2::ContentBlock::Resource(r) => v1::ContentBlock::Resource(r),
-        v2::ContentBlock::ResourceLink(mut l) => {
-            l.icons = None;
-            convert(&l)
-                .map(v1::ContentBlock::ResourceLink)
-                .unwrap_or_else(|| format!("[resource {}]", l.uri).into())
-        }
-        other => convert(&other).unwrap_or_else(|| "[content of an unknown kind]".into()),
-    }
-}
-
-/// v1's `tool_call` as the v2 upsert that creates it.
-fn tool_call_to_v2(call: v1::ToolCall) -> v2::ToolCallUpdate {
-    let mut out = v2::ToolCallUpdate::new(call.tool_call_id)
-        .title(call.title)
-        .kind(call.kind)
-        .status(status_to_v2(&call.status));
-    if !call.content.is_empty() {
-        out = out.content(
-            call.content
-                .into_iter()
-                .map(content_to_v2)
-                .collect::<Vec<_>>(),
-        );
-    }
-    if !call.locations.is_empty() {
-        out = out.locations(call.locations);
-    }
-    out.raw_input = call.raw_input.map(Some);
-    out.raw_output = call.raw_output.map(Some);
-    out.name = call.name.map(Some);
-    out.meta = call.meta.map(Some);
-    out
-}
-
-/// v1's `tool_call_update` as v2's (the fields it has set, the others kept).
-fn tool_call_update_to_v2(u: v1::ToolCallUpdate) -> v2::ToolCallUpdate {
-    let mut out = v2::ToolCallUpdate::new(u.tool_call_id);
-    out.title = u.title.map(Some);
-    out.kind = u.kind.map(Some);
-    out.status = u.status.map(|s| Some(status_to_v2(&s)));
-    out.name = u.name.map(Some);
-    out.content = u
-        .content
-        .map(|c| Some(c.into_iter().map(content_to_v2).collect()));
-    out.locations = u.locations.map(Some);
-    out.raw_input = u.raw_input.map(Some);
-    out.raw_output = u.raw_output.map(Some);
-    out.meta = u.meta.map(Some);
-    out
-}
-
-fn status_to_v2(status: &v1::ToolCallStatus) -> v2::ToolCallStatus {
-    v2::ToolCallStatus::from(status.as_str())
-}
-
-/// v1 tool call content as v2's: a diff becomes a structured file change.
-fn content_to_v2(content: v1::ToolCallContent) -> v2::ToolCallContent {
-    match content {
-        v1::ToolCallContent::Content(c) => block_to_v2(c.content).into(),
-        v1::ToolCallContent::Diff(d) => {
-            file_change(&d.path, d.old_text.as_deref(), &d.new_text).into()
-        }
-        v1::ToolCallContent::Terminal(t) => v2::ToolCallContent::Terminal(t),
-        other => convert(&other)
-            .unwrap_or_else(|| v2::ContentBlock::from("[tool output v2 cannot show]").into()),
-    }
-}
-
-/// The structured change of the file `path` from `old` (`None`: it is new)
-/// to `new`, with its Git patch.
-pub fn file_change(path: &str, old: Option<&str>, new: &str) -> v2::Diff {
-    let (change, old_label) = match old {
-        None => (v2::DiffChange::add(path), "/dev/null".to_string()),
-        Some(_) => (v2::DiffChange::modify(path), format!("a{path}")),
-    };
-    let unified = similar::TextDiff::from_lines(old.unwrap_or(""), new)
-        .unified_diff()
-        .context_radius(3)
-        .header(&old_label, &format!("b{path}"))
-        .to_string();
-    let mut patch = format!("diff --git a{path} b{path}\n");
-    if old.is_none() {
-        patch.push_str("new file mode 100644\n");
-    }
-    patch.push_str(&unified);
-    v2::Diff::new(vec![change.file_type(v2::DiffFileType::Text)]).patch(v2::DiffPatch::git(patch))
-}
-
-/// A v1 available command as v2's.
-fn command_to_v2(command: &v1::AvailableCommand) -> Option<v2::AvailableCommand> {
-    let mut value = serde_json::to_value(command).ok()?;
-    value["type"] = json!("command");
-    if let Some(input) = value.get_mut("input").and_then(Value::as_object_mut) {
-        input.insert("type".into(), json!("text"));
-    }
-    serde_json::from_value(value).ok()
-}
-
-/// v1 config options as v2's (`id` is `configId`).
-pub fn config_options_to_v2(options: &[v1::SessionConfigOption]) -> Vec<v2::SessionConfigOption> {
-    options
-        .iter()
-        .filter_map(|o| {
-            let mut value = serde_json::to_value(o).ok()?;
-            let object = value.as_object_mut()?;
-            let id = object.remove("id")?;
-            object.insert("configId".into(), id);
-            serde_json::from_value(value).ok()
-        })
-        .collect()
-}
-
-/// v1 available commands as v2's.
-pub fn commands_to_v2(commands: &[v1::AvailableCommand]) -> Vec<v2::AvailableCommand> {
-    commands.iter().filter_map(command_to_v2).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_new_file_is_added_and_an_edit_modifies() {
-        let added = serde_json::to_value(file_change("/w/a.txt", None, "x\n")).unwrap();
-        assert_eq!(
-            added,
-            json!({
-                "changes": [{"operation": "add", "path": "/w/a.txt", "fileType": "text"}],
-                "patch": {"format": "git_patch", "text":
-                    "diff --git a/w/a.txt b/w/a.txt\nnew file mode 100644\n--- /dev/null\n+++ b/w/a.txt\n@@ -0,0 +1 @@\n+x\n"}
-            })
-        );
-        let modified = serde_json::to_value(file_change("/w/a.txt", Some("x\n"), "y\n")).unwrap();
-        assert_eq!(
-            modified["patch"]["text"],
-            "diff --git a/w/a.txt b/w/a.txt\n--- a/w/a.txt\n+++ b/w/a.txt\n@@ -1 +1 @@\n-x\n+y\n"
-        );
-        assert_eq!(modified["changes"][0]["operation"], "modify");
-    }
-
-    #[test]
-    fn config_options_are_renamed() {
-        let v1_option = v1::SessionConfigOption::select(
-            "mode",
-            "Mode",
-            "ask",
-            vec![v1::SessionConfigSelectOption::new("ask", "Ask")],
-        );
-        let v2_options = config_options_to_v2(&[v1_option]);
-        let value = serde_json::to_value(&v2_options).unwrap();
-        assert_eq!(value[0]["configId"], "mode");
-        assert_eq!(value[0]["currentValue"], "ask");
-        assert!(value[0].get("id").is_none());
     }
 }

@@ -309,8 +309,10 @@ async fn an_edit_asks_with_its_subject_and_shows_a_structured_file_change() {
         )
     );
     let asked = seen.last().unwrap().clone();
+    // The patch names the file by its absolute path, without Git's `a/` and
+    // `b/` prefixes, as v2's `git_patch` requires.
     let patch =
-        format!("diff --git a{path} b{path}\n--- a{path}\n+++ b{path}\n@@ -1 +1 @@\n-one\n+two\n");
+        format!("diff --git {path} {path}\n--- {path}\n+++ {path}\n@@ -1 +1 @@\n-one\n+two\n");
     let change = json!({"type": "diff",
         "changes": [{"operation": "modify", "path": path, "fileType": "text"}],
         "patch": {"format": "git_patch", "text": patch}});

@@ -1,65 +1,15 @@
-//! The run of `acp check agent`: its options, and the context every check
-//! runs in ([`AgentCx`]): the agent's life so far, each step run once, the
-//! first time a check needs it.
+//! The context every check of `acp check agent` runs in ([`AgentCx`]): the
+//! agent's life so far, each step run once, the first time a check needs
+//! it.
 
 use super::acting::Acting;
+use super::run::{AgentOptions, Life, StepError, Workspace, describe, stderr_end};
 use crate::process::Peer;
-use crate::report::{Filters, Outcome};
-use crate::strict::Handler;
-use crate::wire::{Answer, Call, Log};
-use acp_host::SupervisorProgram;
+use crate::report::Outcome;
+use crate::wire::{Call, Log};
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// How `acp check agent` runs.
-#[derive(Debug, Clone)]
-pub struct AgentOptions {
-    /// The agent's command line.
-    pub command: Vec<String>,
-    /// The auth method to authenticate with (`--auth`).
-    pub auth: Option<String>,
-    /// The prompts of the ordinary turns (`--prompt`, repeatable); the
-    /// first is "the ordinary turn". `{workspace}` is replaced by the
-    /// temporary workspace's path.
-    pub prompts: Vec<String>,
-    /// The prompt of the turn to be cancelled (`--cancel-prompt`).
-    pub cancel_prompt: String,
-    /// How long a request may take (`--timeout`).
-    pub timeout: Duration,
-    /// How soon after `session/cancel` the turn must end (`--cancel-within`).
-    pub cancel_within: Duration,
-    /// Where to write every line exchanged (`--trace`).
-    pub trace: Option<PathBuf>,
-    /// The program that supervises terminals the agent creates.
-    pub supervisor: SupervisorProgram,
-    /// Which checks run and how they count.
-    pub filters: Filters,
-}
-
-impl AgentOptions {
-    /// Options with the defaults for `command`.
-    pub fn new(command: Vec<String>) -> AgentOptions {
-        AgentOptions {
-            command,
-            auth: None,
-            prompts: vec![DEFAULT_PROMPT.to_string()],
-            cancel_prompt: DEFAULT_CANCEL_PROMPT.to_string(),
-            timeout: Duration::from_secs(60),
-            cancel_within: Duration::from_secs(10),
-            trace: None,
-            supervisor: SupervisorProgram::CurrentExe,
-            filters: Filters::default(),
-        }
-    }
-}
-
-/// The default prompt of the ordinary turn.
-pub const DEFAULT_PROMPT: &str = "Say hello in one short sentence.";
-/// The default prompt of the turn to be cancelled.
-pub const DEFAULT_CANCEL_PROMPT: &str =
-    "Count slowly from 1 to 500, one number per line, and explain each number.";
 
 /// How long the checker keeps listening after a response for late messages.
 pub(super) const GRACE: Duration = Duration::from_millis(300);
@@ -104,11 +54,10 @@ pub struct AgentCx {
     pub(super) opts: AgentOptions,
     /// Every line of the run.
     pub log: Arc<Log>,
-    workspace: tempfile::TempDir,
+    workspace: Workspace,
     acting: Arc<Acting>,
     main: Option<Peer>,
     others: Vec<Peer>,
-    next_wire: usize,
     init: Option<Result<Init, StepError>>,
     authed: Option<Result<(), StepError>>,
     session: Option<Result<Session, StepError>>,
@@ -116,78 +65,6 @@ pub struct AgentCx {
     ordinary: Option<Result<Turn, StepError>>,
     cancel: Option<Result<Turn, Outcome>>,
     probe: Option<Result<Peer, StepError>>,
-}
-
-/// Why a step of the agent's life (starting a process, `initialize`,
-/// `authenticate`, a session, the ordinary turns) could not be taken. Its
-/// text is the reason the checks that need the step report.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum StepError {
-    /// The agent's process could not be started.
-    #[error("{0}")]
-    Start(String),
-    /// A request of the step got no result: an error answer, a response
-    /// under an id of no request, the agent's output closed, or no answer
-    /// within the timeout.
-    #[error("{method}: {detail}")]
-    Call {
-        /// The request (`initialize`, `session/new`, …).
-        method: String,
-        /// The answer, or why there is none.
-        detail: String,
-        /// Nothing but the timeout ended the wait, or the agent had already
-        /// stopped answering.
-        unanswered: bool,
-    },
-    /// A v2 `initialize` was answered with another protocol version (its
-    /// JSON text).
-    #[error("the agent answered protocol version {0} to a v2 initialize, so it does not speak v2")]
-    NotV2(String),
-    /// `session/new` answered without a `sessionId`.
-    #[error("session/new answered no sessionId: {0}")]
-    NoSessionId(String),
-    /// No ordinary turn ran: there was no `--prompt`.
-    #[error("no ordinary turn ran (no --prompt)")]
-    NoPrompt,
-}
-
-impl StepError {
-    /// The step's request `method` failed as `call` shows; `detail` says how.
-    pub(super) fn call(method: &str, call: &Call, detail: String) -> StepError {
-        StepError::Call {
-            method: method.to_string(),
-            detail,
-            unanswered: call.unanswered(),
-        }
-    }
-
-    /// Whether the agent did not answer in time (or had stopped answering).
-    pub fn unanswered(&self) -> bool {
-        matches!(
-            self,
-            StepError::Call {
-                unanswered: true,
-                ..
-            }
-        )
-    }
-}
-
-/// Starts a process of the agent (`opts.command`) in `cwd` as wire `id`,
-/// its requests to the client answered by `answer`; a request of ours it
-/// leaves unanswered for `opts.timeout` marks it as stopped answering.
-pub(super) fn start_agent(
-    opts: &AgentOptions,
-    cwd: &std::path::Path,
-    id: usize,
-    log: &Arc<Log>,
-    answer: Answer,
-) -> Result<Peer, StepError> {
-    let mut peer = Peer::spawn(&opts.command, cwd, id, log.clone(), Handler::Agent)
-        .map_err(|e| StepError::Start(e.to_string()))?;
-    peer.wire.answer_with(answer);
-    peer.wire.stall_after(opts.timeout);
-    Ok(peer)
 }
 
 /// What a check reports when a step it needs failed: SKIP, or NOT TESTED
@@ -201,27 +78,32 @@ pub(super) fn needs(step: &str, why: &StepError) -> Outcome {
     }
 }
 
+impl Life for AgentCx {
+    fn start(opts: AgentOptions) -> std::io::Result<Self> {
+        AgentCx::new(opts)
+    }
+
+    fn log(&self) -> Arc<Log> {
+        self.log.clone()
+    }
+
+    async fn shutdown(&mut self) {
+        AgentCx::shutdown(self).await
+    }
+}
+
 impl AgentCx {
     /// A context for `opts` (nothing started yet).
     pub fn new(opts: AgentOptions) -> std::io::Result<AgentCx> {
-        let workspace = tempfile::Builder::new().prefix("acp-check-").tempdir()?;
-        std::fs::write(
-            workspace.path().join("notes.txt"),
-            "acp check notes\nline two\nline three\n",
-        )?;
-        let trace = match &opts.trace {
-            Some(path) => Some(std::fs::File::create(path)?),
-            None => None,
-        };
+        let (workspace, log) = Workspace::prepare(&opts)?;
         let acting = Acting::new(workspace.path(), opts.supervisor.clone())?;
         Ok(AgentCx {
             opts,
-            log: Log::new(trace),
+            log,
             workspace,
             acting,
             main: None,
             others: Vec::new(),
-            next_wire: 0,
             init: None,
             authed: None,
             session: None,
@@ -234,14 +116,12 @@ impl AgentCx {
 
     /// The temporary workspace (the sessions' cwd).
     pub fn workspace(&self) -> String {
-        self.workspace.path().display().to_string()
+        self.workspace.cwd()
     }
 
     fn spawn(&mut self) -> Result<Peer, StepError> {
-        let id = self.next_wire;
-        self.next_wire += 1;
         let answer = self.acting.answer();
-        start_agent(&self.opts, self.workspace.path(), id, &self.log, answer)
+        self.workspace.start(&self.opts, &self.log, answer)
     }
 
     fn init_params(version: u64) -> Value {
@@ -289,16 +169,9 @@ impl AgentCx {
 
     /// What went wrong with a call, with the agent's stderr when it exited.
     fn describe(&self, call: &Call) -> String {
-        let mut text = crate::report::shorten(&call.describe(), 300);
-        if call.closed
-            && let Some(peer) = &self.main
-        {
-            let tail = peer.stderr_tail();
-            let last: Vec<&str> = tail.lines().rev().take(3).collect();
-            if !last.is_empty() {
-                let last: Vec<&str> = last.into_iter().rev().collect();
-                text.push_str(&format!(" (its stderr ends: {})", last.join(" / ")));
-            }
+        let mut text = describe(call);
+        if let Some(peer) = &self.main {
+            text.push_str(&stderr_end(peer, call.closed));
         }
         text
     }
@@ -328,14 +201,10 @@ impl AgentCx {
         done
     }
 
-    fn new_session_params(&self) -> Value {
-        json!({"cwd": self.workspace(), "mcpServers": []})
-    }
-
     /// Opens another session on the main process.
     pub async fn new_session(&mut self) -> Result<(Session, Call), StepError> {
         self.authed().await?;
-        let (params, timeout) = (self.new_session_params(), self.opts.timeout);
+        let (params, timeout) = (self.workspace.new_session_params(), self.opts.timeout);
         let peer = self.main().await?;
         let call = peer.wire.call("session/new", params, timeout).await;
         let Some(result) = call.result().cloned() else {
@@ -364,7 +233,7 @@ impl AgentCx {
     }
 
     pub(super) fn prompt_text(&self, text: &str) -> String {
-        text.replace("{workspace}", &self.workspace())
+        self.workspace.fill(text)
     }
 
     /// Runs a turn of `prompt` (content blocks) on `session` of the main

@@ -7,9 +7,11 @@
 //! ([`AgentCx`]). The checks are in [`CHECKS`].
 //!
 //! # Layout
-//! - `cx.rs`: [`AgentOptions`] and [`AgentCx`], the agent's life: starting
-//!   processes, initialize, sessions, the turns, the cancelled turn, the
-//!   probe process.
+//! - `cx.rs`: [`AgentCx`], the agent's life: starting processes,
+//!   initialize, sessions, the turns, the cancelled turn, the probe process.
+//! - `run.rs`: what v1 and v2 share: [`AgentOptions`], [`StepError`], the
+//!   workspace the agent's processes start in, and the run of a table of
+//!   checks (`run_checks`, over either context).
 //! - `checks/`: the table [`CHECKS`] and one file per area (`initialize`,
 //!   `session`, `prompt`, `tools`, `lifecycle`, `rpc`, `wire`); a new check
 //!   goes into the file of its area and a line of the table.
@@ -17,22 +19,22 @@
 //! - `acting.rs`: the acting client, whose fs and terminal answers
 //!   `acp-host` carries out in the workspace.
 //! - [`v2`]: `acp check agent --protocol 2`, its own context and checks
-//!   (beside these, sharing only the crate's modules and [`AgentOptions`]).
+//!   (beside these, sharing only the crate's modules and `run.rs`).
 //!
-//! Arrows point down: `run` (here) → `checks` → `cx` and `rules` → `acting`
-//! and the crate's `wire`, `process`, `strict`, `report`.
+//! Arrows point down: `run_with` (here) → `run`, `checks` → `cx` and `rules`
+//! → `acting`, `run` and the crate's `wire`, `process`, `strict`, `report`.
 
 mod acting;
 mod checks;
 mod cx;
 mod rules;
+mod run;
 pub mod v2;
 
 pub use acting::Acting;
 pub use checks::CHECKS;
-pub use cx::{
-    AgentCx, AgentOptions, DEFAULT_CANCEL_PROMPT, DEFAULT_PROMPT, Init, Session, StepError, Turn,
-};
+pub use cx::{AgentCx, Init, Session, Turn};
+pub use run::{AgentOptions, DEFAULT_CANCEL_PROMPT, DEFAULT_PROMPT, StepError};
 
 use crate::report::{CheckResult, Report};
 
@@ -46,15 +48,5 @@ pub async fn run_with(
     opts: AgentOptions,
     decided: &mut (dyn FnMut(&CheckResult) + Send),
 ) -> std::io::Result<Report> {
-    let command = opts.command.join(" ");
-    let filters = opts.filters.clone();
-    let mut cx = AgentCx::new(opts)?;
-    let log = cx.log.clone();
-    let results = crate::catalog::run_all(CHECKS, &mut cx, &log, &filters, decided).await;
-    cx.shutdown().await;
-    Ok(Report {
-        side: "agent".into(),
-        command,
-        results,
-    })
+    run::run_checks::<AgentCx>(opts, CHECKS, decided).await
 }

@@ -4,8 +4,9 @@
 
 use acp_schema::{self as v1, v2};
 
-/// A v1 block as v2's (nothing lost).
-pub(crate) fn block_to_v2(block: v1::ContentBlock) -> v2::ContentBlock {
+/// A v1 content block as v2's (nothing lost but a negative resource link
+/// size).
+pub fn block_to_v2(block: v1::ContentBlock) -> v2::ContentBlock {
     match block {
         v1::ContentBlock::Text(t) => v2::ContentBlock::Text(t),
         v1::ContentBlock::Image(i) => v2::ContentBlock::Image(i),
@@ -27,8 +28,9 @@ pub(crate) fn block_to_v2(block: v1::ContentBlock) -> v2::ContentBlock {
     }
 }
 
-/// A v2 block as v1's (a resource link loses its icons).
-pub(crate) fn block_to_v1(block: v2::ContentBlock) -> v1::ContentBlock {
+/// A v2 content block as v1's (a resource link loses its icons, and a size
+/// too large for v1).
+pub fn block_to_v1(block: v2::ContentBlock) -> v1::ContentBlock {
     match block {
         v2::ContentBlock::Text(t) => v1::ContentBlock::Text(t),
         v2::ContentBlock::Image(i) => v1::ContentBlock::Image(i),

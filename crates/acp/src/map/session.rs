@@ -100,8 +100,9 @@ pub(crate) fn initialize_request_to_v2(r: v1::InitializeRequest) -> v2::Initiali
     out
 }
 
-/// A v1 auth method as v2's.
-pub(crate) fn auth_method_to_v2(m: v1::AuthMethod) -> v2::AuthMethod {
+/// A v1 auth method as v2's (`id` becomes `methodId`; an `agent` method
+/// says its `type`).
+pub fn auth_method_to_v2(m: v1::AuthMethod) -> v2::AuthMethod {
     match m {
         v1::AuthMethod::Agent(a) => {
             let mut out = v2::AuthMethodAgent::new(a.id, a.name);
@@ -156,8 +157,9 @@ pub(crate) fn auth_method_to_v1(m: v2::AuthMethod) -> v1::AuthMethod {
     }
 }
 
-/// A v2 MCP server as v1's.
-pub(crate) fn mcp_server_to_v1(s: v2::McpServer) -> v1::McpServer {
+/// A v2 MCP server as v1's (`stdio` or `http`; another type is kept as it
+/// is).
+pub fn mcp_server_to_v1(s: v2::McpServer) -> v1::McpServer {
     match s {
         v2::McpServer::Http(h) => {
             let mut out = v1::McpServerHttp::new(h.name, h.url);
@@ -199,8 +201,8 @@ pub(crate) fn mcp_server_to_v2(s: v1::McpServer) -> Option<v2::McpServer> {
     })
 }
 
-/// The v2 session environment (`cwd`, directories, MCP servers) as v1's.
-pub(crate) fn new_session_to_v1(r: v2::NewSessionRequest) -> v1::NewSessionRequest {
+/// v2's `session/new` (`cwd`, directories, MCP servers) as v1's.
+pub fn new_session_to_v1(r: v2::NewSessionRequest) -> v1::NewSessionRequest {
     let mut out = v1::NewSessionRequest::new(r.cwd);
     out.additional_directories =
         (!r.additional_directories.is_empty()).then_some(r.additional_directories);
@@ -222,8 +224,9 @@ pub(crate) fn new_session_to_v2(r: v1::NewSessionRequest) -> v2::NewSessionReque
     out
 }
 
-/// A v1 config option as v2's.
-pub(crate) fn config_option_to_v2(o: v1::SessionConfigOption) -> v2::SessionConfigOption {
+/// A v1 config option as v2's (`id` becomes `configId`, a group's `group`
+/// its `groupId`).
+pub fn config_option_to_v2(o: v1::SessionConfigOption) -> v2::SessionConfigOption {
     let kind = match o.kind {
         v1::SessionConfigKind::Select(s) => {
             let options = match s.options {
@@ -368,7 +371,7 @@ pub(crate) fn mode_option_id(options: &[v2::SessionConfigOption]) -> Option<v1::
 }
 
 /// A v1 session as `session/list` reports it, as v2's.
-pub(crate) fn session_info_to_v2(i: v1::SessionInfo) -> v2::SessionInfo {
+pub fn session_info_to_v2(i: v1::SessionInfo) -> v2::SessionInfo {
     let mut out = v2::SessionInfo::new(i.session_id, i.cwd);
     out.additional_directories = i.additional_directories.unwrap_or_default();
     out.title = i.title;
@@ -402,7 +405,7 @@ pub(crate) fn prompt_to_v2(r: v1::PromptRequest) -> v2::PromptRequest {
     out
 }
 
-/// A v1 stop reason as v2's.
-pub(crate) fn stop_reason_to_v2(r: v1::StopReason) -> v2::StopReason {
+/// A v1 stop reason as v2's (the same names).
+pub fn stop_reason_to_v2(r: v1::StopReason) -> v2::StopReason {
     v2::StopReason::from(r.as_str())
 }

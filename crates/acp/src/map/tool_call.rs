@@ -43,8 +43,8 @@ fn status_to_v1(status: v2::ToolCallStatus) -> v1::ToolCallStatus {
     }
 }
 
-/// v1's `tool_call` as v2's creating `tool_call_update`.
-pub(crate) fn tool_call_to_v2(call: v1::ToolCall) -> v2::ToolCallUpdate {
+/// v1's `tool_call` as v2's `tool_call_update` that creates the call.
+pub fn tool_call_to_v2(call: v1::ToolCall) -> v2::ToolCallUpdate {
     let mut out = v2::ToolCallUpdate::new(call.tool_call_id)
         .title(call.title)
         .kind(call.kind)
@@ -53,7 +53,7 @@ pub(crate) fn tool_call_to_v2(call: v1::ToolCall) -> v2::ToolCallUpdate {
         out = out.content(
             call.content
                 .into_iter()
-                .map(content_to_v2)
+                .map(tool_call_content_to_v2)
                 .collect::<Vec<_>>(),
         );
     }
@@ -69,7 +69,7 @@ pub(crate) fn tool_call_to_v2(call: v1::ToolCall) -> v2::ToolCallUpdate {
 }
 
 /// v1's `tool_call_update` as v2's (present fields set, the others unchanged).
-pub(crate) fn tool_call_update_to_v2(update: v1::ToolCallUpdate) -> v2::ToolCallUpdate {
+pub fn tool_call_update_to_v2(update: v1::ToolCallUpdate) -> v2::ToolCallUpdate {
     let mut out = v2::ToolCallUpdate::new(update.tool_call_id);
     out.kind = update.kind.map(Some);
     out.status = update.status.map(|s| Some(status_to_v2(s)));
@@ -77,7 +77,7 @@ pub(crate) fn tool_call_update_to_v2(update: v1::ToolCallUpdate) -> v2::ToolCall
     out.name = update.name.map(Some);
     out.content = update
         .content
-        .map(|c| Some(c.into_iter().map(content_to_v2).collect()));
+        .map(|c| Some(c.into_iter().map(tool_call_content_to_v2).collect()));
     out.locations = update.locations.map(Some);
     out.raw_input = update.raw_input.map(Some);
     out.raw_output = update.raw_output.map(Some);
@@ -86,8 +86,12 @@ pub(crate) fn tool_call_update_to_v2(update: v1::ToolCallUpdate) -> v2::ToolCall
     out
 }
 
-/// v1 tool call content as v2's.
-pub(crate) fn content_to_v2(content: v1::ToolCallContent) -> v2::ToolCallContent {
+/// v1 tool call content as v2's. A diff becomes a structured file change
+/// (`add` without `oldText`, else `modify`; `fileType: text`) with a Git
+/// patch of the two texts that names the file by its absolute path, without
+/// Git's `a/` and `b/` prefixes (as v2 requires), and `/dev/null` for the
+/// missing side of a new file. Content keeps its `_meta` and unknown fields.
+pub fn tool_call_content_to_v2(content: v1::ToolCallContent) -> v2::ToolCallContent {
     match content {
         v1::ToolCallContent::Content(c) => {
             let mut out = v2::Content::new(block_to_v2(c.content));

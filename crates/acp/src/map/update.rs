@@ -5,7 +5,7 @@
 //! without one gets an id of the bridge's (`bridge-msg-N`), the same for the
 //! chunks that follow it until the kind of message changes or a tool call
 //! comes between (v1 draws no other line, so two v1 messages of the same kind
-//! in a row become one). `plan` becomes `plan_update` of the plan `plan` (a
+//! in a row become one). `plan` becomes `plan_update` of the plan `plan` ([`PLAN_ID`]: a
 //! v1 session has one). Commands get `type: command` and their input `type:
 //! text`. `current_mode_update` becomes a `config_option_update` of the mode
 //! option (see [`super::session`]). Unknown kinds pass as they are.
@@ -158,41 +158,12 @@ impl UpdatesToV2 {
                     update,
                 )))
             }
-            v1::SessionUpdate::Plan(plan) => {
-                let entries = plan
-                    .entries
-                    .into_iter()
-                    .map(|e| {
-                        let mut out = v2::PlanEntry::new(
-                            e.content,
-                            e.priority,
-                            v2::PlanEntryStatus::from(e.status.as_str()),
-                        );
-                        out.meta = e.meta;
-                        out
-                    })
-                    .collect();
-                let mut out = v2::PlanUpdate::new(v2::PlanItems::new("plan", entries));
-                out.meta = plan.meta;
-                one(v2::SessionUpdate::PlanUpdate(out))
-            }
+            v1::SessionUpdate::Plan(plan) => one(v2::SessionUpdate::PlanUpdate(plan_to_v2(plan))),
             v1::SessionUpdate::AvailableCommandsUpdate(u) => {
                 let commands = u
                     .available_commands
                     .into_iter()
-                    .map(|c| {
-                        let mut out = v2::Command::new(c.name, c.description);
-                        out.input = c.input.map(|i| match i {
-                            v1::AvailableCommandInput::Unstructured(u) => {
-                                let mut t = v2::TextCommandInput::new(u.hint);
-                                t.meta = u.meta;
-                                v2::AvailableCommandInput::Text(t)
-                            }
-                            other => v2::AvailableCommandInput::Other(raw_object(&other)),
-                        });
-                        out.meta = c.meta;
-                        v2::AvailableCommand::Command(out)
-                    })
+                    .map(command_to_v2)
                     .collect();
                 let mut out = v2::AvailableCommandsUpdate::new(commands);
                 out.meta = u.meta;
@@ -240,6 +211,46 @@ impl UpdatesToV2 {
             s.open = None;
         }
     }
+}
+
+/// The id of the plan a v1 session's plan is in v2 (a v1 session has one).
+pub const PLAN_ID: &str = "plan";
+
+/// v1's `plan` as v2's `plan_update` of the plan [`PLAN_ID`] (its entries and
+/// `_meta`).
+pub fn plan_to_v2(plan: v1::Plan) -> v2::PlanUpdate {
+    let entries = plan
+        .entries
+        .into_iter()
+        .map(|e| {
+            let mut out = v2::PlanEntry::new(
+                e.content,
+                e.priority,
+                v2::PlanEntryStatus::from(e.status.as_str()),
+            );
+            out.meta = e.meta;
+            out
+        })
+        .collect();
+    let mut out = v2::PlanUpdate::new(v2::PlanItems::new(PLAN_ID, entries));
+    out.meta = plan.meta;
+    out
+}
+
+/// A v1 available command as v2's (`type: command`; free-text input becomes
+/// `type: text`, any other input is kept as it is).
+pub fn command_to_v2(c: v1::AvailableCommand) -> v2::AvailableCommand {
+    let mut out = v2::Command::new(c.name, c.description);
+    out.input = c.input.map(|i| match i {
+        v1::AvailableCommandInput::Unstructured(u) => {
+            let mut t = v2::TextCommandInput::new(u.hint);
+            t.meta = u.meta;
+            v2::AvailableCommandInput::Text(t)
+        }
+        other => v2::AvailableCommandInput::Other(raw_object(&other)),
+    });
+    out.meta = c.meta;
+    v2::AvailableCommand::Command(out)
 }
 
 /// What v2 → v1 remembers of a session.

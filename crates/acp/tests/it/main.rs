@@ -36,6 +36,8 @@ mod tap;
 mod unstable;
 #[cfg(feature = "v2")]
 mod v2_bridge;
+#[cfg(feature = "v2")]
+mod v2_map;
 mod v2_readme;
 #[cfg(feature = "v2")]
 mod v2_runtime;

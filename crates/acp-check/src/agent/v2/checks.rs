@@ -1,8 +1,9 @@
 //! The v2 checks, one function each (`async fn(&mut V2Cx) -> Judged`),
 //! judged over the lines the log recorded.
 
-use super::cx::{V2Cx, V2Turn, describe, needs};
+use super::cx::{V2Cx, V2Turn, needs};
 use crate::agent::StepError;
+use crate::agent::run::describe;
 use crate::report::Outcome;
 use crate::strict::Envelope;
 use crate::wire::{Dir, Event};

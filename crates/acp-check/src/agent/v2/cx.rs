@@ -4,7 +4,7 @@
 //! check needs it. A v2 turn is not the prompt's response (that only
 //! acknowledges the prompt) but everything up to the idle `state_update`.
 
-use crate::agent::cx::start_agent;
+use crate::agent::run::{Life, Workspace, describe, stderr_end};
 use crate::agent::{AgentOptions, StepError};
 use crate::process::Peer;
 use crate::report::Outcome;
@@ -49,9 +49,8 @@ pub struct V2Cx {
     pub(super) opts: AgentOptions,
     /// Every line of the run.
     pub log: Arc<Log>,
-    workspace: tempfile::TempDir,
+    workspace: Workspace,
     main: Option<Peer>,
-    next_wire: usize,
     /// The wires initialized with version 2 (whose lines the v2 types judge).
     pub(super) v2_wires: BTreeSet<usize>,
     init: Option<Result<Value, StepError>>,
@@ -107,21 +106,12 @@ fn is_state(v: &Value, session: &str, state: &str) -> bool {
 impl V2Cx {
     /// A context for `opts` (nothing started yet).
     pub fn new(opts: AgentOptions) -> std::io::Result<V2Cx> {
-        let workspace = tempfile::Builder::new().prefix("acp-check-").tempdir()?;
-        std::fs::write(
-            workspace.path().join("notes.txt"),
-            "acp check notes\nline two\nline three\n",
-        )?;
-        let trace = match &opts.trace {
-            Some(path) => Some(std::fs::File::create(path)?),
-            None => None,
-        };
+        let (workspace, log) = Workspace::prepare(&opts)?;
         Ok(V2Cx {
             opts,
-            log: Log::new(trace),
+            log,
             workspace,
             main: None,
-            next_wire: 0,
             v2_wires: BTreeSet::new(),
             init: None,
             session: None,
@@ -135,13 +125,11 @@ impl V2Cx {
 
     /// The temporary workspace (the sessions' cwd).
     pub fn workspace(&self) -> String {
-        self.workspace.path().display().to_string()
+        self.workspace.cwd()
     }
 
     fn spawn(&mut self) -> Result<Peer, StepError> {
-        let id = self.next_wire;
-        self.next_wire += 1;
-        start_agent(&self.opts, self.workspace.path(), id, &self.log, answer())
+        self.workspace.start(&self.opts, &self.log, answer())
     }
 
     /// The params of a v2 `initialize` asking for `version`.
@@ -201,10 +189,6 @@ impl V2Cx {
         Ok(self.main.as_mut().expect("initialized"))
     }
 
-    fn new_session_params(&self) -> Value {
-        json!({"cwd": self.workspace(), "mcpServers": []})
-    }
-
     /// Logs in with `--auth` (v2's `auth/login`), when given (once).
     async fn login(&mut self) -> Result<(), StepError> {
         if let Some(done) = &self.login {
@@ -233,7 +217,7 @@ impl V2Cx {
     /// first): its id and the result.
     pub async fn new_session(&mut self) -> Result<(String, Value), StepError> {
         self.login().await?;
-        let (params, timeout) = (self.new_session_params(), self.opts.timeout);
+        let (params, timeout) = (self.workspace.new_session_params(), self.opts.timeout);
         let peer = self.main().await?;
         let call = peer.wire.call("session/new", params, timeout).await;
         let Some(result) = call.result().cloned() else {
@@ -367,7 +351,7 @@ impl V2Cx {
             Ok((session, _)) => {
                 let mut first: Option<Result<V2Turn, StepError>> = None;
                 for text in self.opts.prompts.clone() {
-                    let text = text.replace("{workspace}", &self.workspace());
+                    let text = self.workspace.fill(&text);
                     let turn = self.turn(&session, &text, false).await;
                     let ended = turn.as_ref().map(|t| t.idle.is_some()).unwrap_or(false);
                     first.get_or_insert(turn);
@@ -394,10 +378,7 @@ impl V2Cx {
                 "needs the ordinary turn to end with an idle state_update, which it did not",
             )),
             Ok(turn) => {
-                let text = self
-                    .opts
-                    .cancel_prompt
-                    .replace("{workspace}", &self.workspace());
+                let text = self.workspace.fill(&self.opts.cancel_prompt);
                 self.turn(&turn.session, &text, true)
                     .await
                     .map_err(|e| needs("the main process", &e))
@@ -443,18 +424,16 @@ impl V2Cx {
     }
 }
 
-/// The last lines the agent wrote to stderr, when it closed its output.
-fn stderr_end(peer: &Peer, closed: bool) -> String {
-    let tail = peer.stderr_tail();
-    let last: Vec<&str> = tail.lines().rev().take(3).collect();
-    if !closed || last.is_empty() {
-        return String::new();
+impl Life for V2Cx {
+    fn start(opts: AgentOptions) -> std::io::Result<Self> {
+        V2Cx::new(opts)
     }
-    let last: Vec<&str> = last.into_iter().rev().collect();
-    format!(" (its stderr ends: {})", last.join(" / "))
-}
 
-/// What went wrong with a call, shortened.
-pub(super) fn describe(call: &Call) -> String {
-    crate::report::shorten(&call.describe(), 300)
+    fn log(&self) -> Arc<Log> {
+        self.log.clone()
+    }
+
+    async fn shutdown(&mut self) {
+        V2Cx::shutdown(self).await
+    }
 }

@@ -18,7 +18,8 @@
 //! - here: the table and [`run_with`].
 //!
 //! Arrows point down: the table → `checks` → `cx` → the crate's `wire`,
-//! `process`, `report`, and [`AgentOptions`].
+//! `process`, `report`, [`AgentOptions`] and what v1 and v2 share
+//! (`agent/run.rs`: the workspace the agent starts in, `run_checks`).
 
 mod checks;
 mod cx;
@@ -243,17 +244,7 @@ pub async fn run_with(
     opts: AgentOptions,
     decided: &mut (dyn FnMut(&CheckResult) + Send),
 ) -> std::io::Result<Report> {
-    let command = opts.command.join(" ");
-    let filters = opts.filters.clone();
-    let mut cx = V2Cx::new(opts)?;
-    let log = cx.log.clone();
-    let results = crate::catalog::run_all(V2_CHECKS, &mut cx, &log, &filters, decided).await;
-    cx.shutdown().await;
-    Ok(Report {
-        side: "agent".into(),
-        command,
-        results,
-    })
+    crate::agent::run::run_checks::<V2Cx>(opts, V2_CHECKS, decided).await
 }
 
 #[cfg(test)]
