@@ -166,12 +166,12 @@ macro_rules! agent_side_with_docs {
                 match method {
                     $( $nmethod => {
                         let args: $nparams = object(params)?;
-                        Ok(logged(async move { agent.$nfname(args, cx).await }))
+                        Ok(logged!(agent.$nfname(args, cx)))
                     } )*
                     m if m.starts_with('_') => {
                         let raw: Box<RawValue> = serde::Deserialize::deserialize(params)?;
                         let args = ExtNotification::from_raw(m, raw);
-                        Ok(logged(async move { agent.ext_notification(args, cx).await }))
+                        Ok(logged!(agent.ext_notification(args, cx)))
                     }
                     _ => Err(declined()),
                 }
@@ -207,11 +207,11 @@ macro_rules! agent_side_with_docs {
                 match method {
                     $( $nmethod => {
                         let args: $nparams = decode_params(params)?;
-                        Ok(logged(async move { agent.$nfname(args, cx).await }))
+                        Ok(logged!(agent.$nfname(args, cx)))
                     } )*
                     m if m.starts_with('_') => {
                         let args = ExtNotification::from_raw(m, crate::agent::ext_params(params));
-                        Ok(logged(async move { agent.ext_notification(args, cx).await }))
+                        Ok(logged!(agent.ext_notification(args, cx)))
                     }
                     m => Err(ParamsError::UnknownMethod(m.to_owned()).into()),
                 }
@@ -394,7 +394,7 @@ impl<A: Agent> Handler for AgentHandler<A> {
             self.turns.cancel(&args.session_id);
             let agent = self.agent.clone();
             let cx = NotificationContext::new(self.conn.clone());
-            return Ok(logged(async move { agent.cancel(args, cx).await }));
+            return Ok(logged!(agent.cancel(args, cx)));
         }
         self.dispatch_notification(method, params)
     }

@@ -152,12 +152,12 @@ macro_rules! client_side_with_docs {
                 match method {
                     $( $nmethod => {
                         let args: $nparams = object(params)?;
-                        Ok(logged(async move { client.$nfname(args, cx).await }))
+                        Ok(logged!(client.$nfname(args, cx)))
                     } )*
                     m if m.starts_with('_') => {
                         let raw: Box<RawValue> = serde::Deserialize::deserialize(params)?;
                         let args = ExtNotification::from_raw(m, raw);
-                        Ok(logged(async move { client.ext_notification(args, cx).await }))
+                        Ok(logged!(client.ext_notification(args, cx)))
                     }
                     _ => Err(declined()),
                 }
@@ -194,11 +194,11 @@ macro_rules! client_side_with_docs {
                 match method {
                     $( $nmethod => {
                         let args: $nparams = decode_params(params)?;
-                        Ok(logged(async move { client.$nfname(args, cx).await }))
+                        Ok(logged!(client.$nfname(args, cx)))
                     } )*
                     m if m.starts_with('_') => {
                         let args = ExtNotification::from_raw(m, ext_params(params));
-                        Ok(logged(async move { client.ext_notification(args, cx).await }))
+                        Ok(logged!(client.ext_notification(args, cx)))
                     }
                     m => Err(ParamsError::UnknownMethod(m.to_owned()).into()),
                 }

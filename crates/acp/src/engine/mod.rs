@@ -118,7 +118,6 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, SystemTime};
 use tokio::sync::Notify;
-use tracing::warn;
 
 mod call;
 mod classify;
@@ -344,18 +343,22 @@ pub(crate) fn declined<E: serde::de::Error>() -> E {
     E::custom("declined by the fast path")
 }
 
-/// Runs a notification handler, logging its failure (the engine's span names
-/// the method).
-pub(crate) fn logged<F>(work: F) -> BoxFuture<'static, ()>
-where
-    F: std::future::Future<Output = Result<(), Error>> + Send + 'static,
-{
-    Box::pin(async move {
-        if let Err(err) = work.await {
-            warn!(%err, "notification handler failed");
-        }
-    })
+/// Runs a notification handler's call (an expression, evaluated in the
+/// boxed future at its first poll), logging its failure (the engine's span
+/// names the method). A macro rather than a function taking the handler's
+/// future: the decoded notification is then moved into the box once,
+/// instead of through two futures on the way.
+macro_rules! logged {
+    ($call:expr) => {{
+        let work: ::futures::future::BoxFuture<'static, ()> = Box::pin(async move {
+            if let Err(err) = $call.await {
+                ::tracing::warn!(%err, "notification handler failed");
+            }
+        });
+        work
+    }};
 }
+pub(crate) use logged;
 
 /// Whether the connection has closed, and why: stored once, here.
 ///

@@ -210,7 +210,7 @@ impl<A: Agent> Handler for AgentHandler<A> {
             self.turns.cancel(&args.session_id);
             let agent = self.agent.clone();
             let cx = NotificationContext::new(self.conn.clone());
-            return Ok(logged(async move { agent.cancel(args, cx).await }));
+            return Ok(logged!(agent.cancel(args, cx)));
         }
         self.dispatch_notification(method, params)
     }
