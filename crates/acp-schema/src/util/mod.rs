@@ -94,6 +94,26 @@ pub fn decode_value<T: DeserializeOwned>(value: Value) -> Result<T, DecodeError>
     serde_path_to_error::deserialize(value).map_err(DecodeError::from_tracked)
 }
 
+/// The visitor of a type read from a string through its `From<&str>` (the
+/// string enums and identifier types below).
+pub(crate) struct FromStrVisitor<T>(PhantomData<T>);
+
+impl<T> FromStrVisitor<T> {
+    pub(crate) fn new() -> Self {
+        FromStrVisitor(PhantomData)
+    }
+}
+
+impl<T: for<'a> From<&'a str>> Visitor<'_> for FromStrVisitor<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
+        Ok(T::from(v))
+    }
+}
+
 /// Declares a string enum whose unknown values decode into `Other(String)` and
 /// re-encode unchanged. Implements `Display`, `as_str` and `From<&str>`.
 macro_rules! string_enum {
@@ -148,17 +168,7 @@ macro_rules! string_enum {
 
         impl<'de> ::serde::Deserialize<'de> for $name {
             fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct V;
-                impl ::serde::de::Visitor<'_> for V {
-                    type Value = $name;
-                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                        f.write_str("a string")
-                    }
-                    fn visit_str<E: ::serde::de::Error>(self, v: &str) -> Result<$name, E> {
-                        Ok($name::from(v))
-                    }
-                }
-                d.deserialize_str(V)
+                d.deserialize_str($crate::util::FromStrVisitor::<$name>::new())
             }
         }
 
@@ -183,21 +193,11 @@ macro_rules! id_type {
         #[serde(transparent)]
         pub struct $name(pub ::std::sync::Arc<str>);
 
+        // Straight into the `Arc` through `From<&str>` (serde's own `Arc<str>`
+        // goes through a `Box<str>`: one allocation and one copy more).
         impl<'de> ::serde::Deserialize<'de> for $name {
             fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                // Straight into the `Arc` (serde's own `Arc<str>` goes through
-                // a `Box<str>`: one allocation and one copy more).
-                struct V;
-                impl ::serde::de::Visitor<'_> for V {
-                    type Value = $name;
-                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                        f.write_str("a string")
-                    }
-                    fn visit_str<E: ::serde::de::Error>(self, s: &str) -> Result<$name, E> {
-                        Ok($name(::std::sync::Arc::from(s)))
-                    }
-                }
-                d.deserialize_str(V)
+                d.deserialize_str($crate::util::FromStrVisitor::<$name>::new())
             }
         }
 
