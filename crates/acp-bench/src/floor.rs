@@ -18,8 +18,9 @@
 //!
 //! The same floor runs a second way, [`Io::Tokio`] (the `tokio-floor`
 //! row): every line of the logic is the same, but each read and write of a
-//! pipe waits in Tokio's reactor (`epoll`, on a current-thread runtime of
-//! the thread's own) instead of blocking in the system call. It separates
+//! pipe waits in Tokio's reactor (`epoll`, on one current-thread runtime
+//! per process, which W3's second agent thread shares) instead of blocking
+//! in the system call. It separates
 //! what any program on Tokio's pipes pays from what the runtime adds: a
 //! blocked `read` is one system call, a read through the reactor is a
 //! `read`, an `epoll_wait` when it finds nothing, and the runtime's
