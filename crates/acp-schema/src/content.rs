@@ -254,6 +254,8 @@ pub enum EmbeddedResourceResource {
 }
 
 impl Fields for EmbeddedResourceResource {
+    const EXPECTING: &'static str = "a map";
+
     fn from_map<'de, A: MapAccess<'de>>(
         mut pending: crate::util::wire::Entries,
         next: Option<Key<'de>>,
@@ -299,7 +301,7 @@ impl Fields for EmbeddedResourceResource {
     }
 }
 
-crate::util::wire::object_impls!(EmbeddedResourceResource, "a map");
+crate::util::wire::object_impls!(EmbeddedResourceResource);
 
 impl From<TextResourceContents> for EmbeddedResourceResource {
     fn from(c: TextResourceContents) -> Self {

@@ -25,7 +25,7 @@ wire_struct! {
         /// The session the update is about.
         pub session_id: SessionId = "sessionId" (Req),
         /// What happened.
-        pub update: SessionUpdate = "update" (Req),
+        pub update: SessionUpdate = "update" (Obj),
         /// Extension metadata.
         pub meta: Option<Meta> = "_meta" (MetaField),
     }
@@ -174,7 +174,7 @@ wire_struct! {
     /// One streamed piece of a user message, agent message or agent thought.
     pub struct ContentChunk {
         /// The piece of content.
-        pub content: ContentBlock = "content" (Req),
+        pub content: ContentBlock = "content" (Obj),
         /// The message this chunk belongs to; a new id starts a new message.
         pub message_id: Option<MessageId> = "messageId" (Lenient),
         /// Extension metadata.

@@ -25,7 +25,7 @@ wire_struct! {
         /// The session.
         pub session_id: SessionId = "sessionId" (Req),
         /// What happened.
-        pub update: SessionUpdate = "update" (Req),
+        pub update: SessionUpdate = "update" (Obj),
         /// Extension metadata (of the notification).
         pub meta: Option<Meta> = "_meta" (MetaField),
     }
@@ -228,7 +228,7 @@ wire_struct! {
         /// The message.
         pub message_id: MessageId = "messageId" (Req),
         /// The block to append.
-        pub content: ContentBlock = "content" (Req),
+        pub content: ContentBlock = "content" (Obj),
         /// Extension metadata (of the chunk).
         pub meta: Option<Meta> = "_meta" (MetaField),
     }

@@ -237,6 +237,39 @@ fn a_known_member_twice_is_an_error() {
 }
 
 #[test]
+fn a_notification_s_update_and_content_decode_like_any_required_member() {
+    // `update` and a chunk's `content` are decoded in place (the notifications
+    // that arrive by the thousand); what they accept and refuse is unchanged.
+    let e = decode::<SessionNotification>(r#"{"sessionId":"s","update":7}"#).unwrap_err();
+    assert_eq!(
+        (e.path.as_str(), e.message.as_str()),
+        ("update", "invalid type: integer `7`, expected a map")
+    );
+    let e = decode::<SessionNotification>(r#"{"sessionId":"s"}"#).unwrap_err();
+    assert_eq!(e.message, "missing field `update`");
+    let chunk = r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}"#;
+    let e = decode::<SessionNotification>(&format!(
+        r#"{{"sessionId":"s","update":{chunk},"update":{chunk}}}"#
+    ))
+    .unwrap_err();
+    assert!(e.message.contains("duplicate field `update`"), "{e}");
+    let e = decode::<SessionNotification>(
+        r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":[1]}}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.path.as_str(), e.message.as_str()),
+        ("update.content", "invalid type: sequence, expected a map")
+    );
+    // Before the union's tag, the members are replayed, in place too.
+    let n: SessionNotification = decode(
+        r#"{"update":{"content":{"text":"x","type":"text"},"sessionUpdate":"agent_message_chunk"},"sessionId":"s"}"#,
+    )
+    .unwrap();
+    assert_eq!(n.update, SessionUpdate::agent_message("x"));
+}
+
+#[test]
 fn tolerance_where_the_schema_says_so() {
     // A malformed optional member falls back (x-deserialize-default-on-error)…
     let n: SessionNotification = decode(

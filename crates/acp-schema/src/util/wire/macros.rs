@@ -42,6 +42,8 @@ macro_rules! wire_struct {
         }
 
         impl $crate::util::wire::Fields for $name {
+            const EXPECTING: &'static str = concat!("struct ", stringify!($name));
+
             #[inline]
             fn from_map<'de, A: ::serde::de::MapAccess<'de>>(
                 pending: $crate::util::wire::Entries,
@@ -68,7 +70,7 @@ macro_rules! wire_struct {
                                     if self.$field.is_some() {
                                         return Err(<D::Error as ::serde::de::Error>::duplicate_field($wire));
                                     }
-                                    self.$field = Some(<mode::$mode as Mode<$ty>>::decode(d)?);
+                                    <mode::$mode as Mode<$ty>>::decode_into(d, &mut self.$field)?;
                                 }
                             )*
                             _ => {
@@ -120,7 +122,7 @@ macro_rules! wire_struct {
             }
         }
 
-        $crate::util::wire::object_impls!($name, concat!("struct ", stringify!($name)));
+        $crate::util::wire::object_impls!($name);
     };
 }
 pub(crate) use wire_struct;
@@ -128,7 +130,7 @@ pub(crate) use wire_struct;
 /// `Serialize`, `Deserialize`, tolerant decoding and flattening for a type
 /// that implements [`Fields`](super::Fields).
 macro_rules! object_impls {
-    ($name:ident, $expecting:expr) => {
+    ($name:ident) => {
         impl ::serde::Serialize for $name {
             fn serialize<S: ::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 use ::serde::ser::SerializeMap;
@@ -140,7 +142,9 @@ macro_rules! object_impls {
 
         impl<'de> ::serde::Deserialize<'de> for $name {
             fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                d.deserialize_map($crate::util::wire::ObjectVisitor::<Self>::new($expecting))
+                d.deserialize_map($crate::util::wire::ObjectVisitor::<Self>::new(
+                    <Self as $crate::util::wire::Fields>::EXPECTING,
+                ))
             }
         }
 
@@ -204,6 +208,8 @@ macro_rules! tagged_union {
         }
 
         impl $crate::util::wire::Fields for $name {
+            const EXPECTING: &'static str = "a map";
+
             #[inline]
             fn from_map<'de, A: ::serde::de::MapAccess<'de>>(
                 mut pending: $crate::util::wire::Entries,
@@ -241,7 +247,7 @@ macro_rules! tagged_union {
             }
         }
 
-        $crate::util::wire::object_impls!($name, "a map");
+        $crate::util::wire::object_impls!($name);
     };
     (@absent $name:ident, $tag:literal, $pending:ident, $A:ident) => {
         Err(<$A::Error as ::serde::de::Error>::missing_field($tag))

@@ -173,6 +173,9 @@ impl<'de> Deserialize<'de> for TagValue<'de> {
 
 /// An object type whose members can be read from a map already being read.
 pub(crate) trait Fields: Sized {
+    /// Completes "expected …" in type errors.
+    const EXPECTING: &'static str;
+
     /// Decodes from `pending` members (read earlier, raw), then the member whose
     /// key is `next` (its value is next in `map`), then the rest of `map`.
     fn from_map<'de, A: MapAccess<'de>>(
@@ -237,6 +240,23 @@ impl<'de, T: Fields> Visitor<'de> for ObjectVisitor<T> {
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
         T::from_map(Vec::new(), None, map)
+    }
+}
+
+/// The visitor that decodes an object type into `slot`, in place: the
+/// deserializer then hands back `()` rather than moving the whole value up
+/// through its own frames, and the caller does not move it again (see
+/// [`mode::Obj`]).
+pub(crate) struct IntoSlot<'s, T>(pub(crate) &'s mut Option<T>);
+
+impl<'de, T: Fields> Visitor<'de> for IntoSlot<'_, T> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(T::EXPECTING)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        *self.0 = Some(T::from_map(Vec::new(), None, map)?);
+        Ok(())
     }
 }
 

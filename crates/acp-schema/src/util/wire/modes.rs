@@ -3,7 +3,7 @@
 
 use super::Tolerant;
 use super::tolerant::Items;
-use super::{Entries, Flat};
+use super::{Entries, Fields, Flat, IntoSlot};
 use crate::raw::{Meta, RawJson};
 use serde::de::{self, DeserializeOwned};
 use serde::ser::SerializeMap;
@@ -17,6 +17,13 @@ pub(crate) trait Mode<T> {
 
     /// Decodes the member's value.
     fn decode<'de, D: Deserializer<'de>>(d: D) -> Result<T, D::Error>;
+
+    /// Decodes the member's value into the struct's slot for it.
+    #[inline]
+    fn decode_into<'de, D: Deserializer<'de>>(d: D, slot: &mut Option<T>) -> Result<(), D::Error> {
+        *slot = Some(Self::decode(d)?);
+        Ok(())
+    }
 
     /// The field's value once the whole object is read (`slot`: what was decoded).
     fn finish<E: de::Error>(
@@ -33,6 +40,10 @@ pub(crate) trait Mode<T> {
 pub(crate) mod mode {
     /// Required; always written.
     pub(crate) struct Req;
+    /// [`Req`] for an object type, decoded in place (no move of the value
+    /// up through the deserializer's frames): for the members of messages
+    /// that arrive by the thousand, as a notification's `update`.
+    pub(crate) struct Obj;
     /// Optional (`None` when absent or `null`); must decode when present; omitted when `None`.
     pub(crate) struct Opt;
     /// Its default when absent; must decode when present; always written.
@@ -103,6 +114,22 @@ fn missing<T, E: de::Error>(slot: Option<T>, wire: &'static str) -> Result<T, E>
 impl<T: DeserializeOwned + Serialize> Mode<T> for mode::Req {
     fn decode<'de, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
         T::deserialize(d)
+    }
+    fn finish<E: de::Error>(slot: Option<T>, wire: &'static str, _: &mut Entries) -> Result<T, E> {
+        missing(slot, wire)
+    }
+    fn write<M: SerializeMap>(value: &T, wire: &'static str, map: &mut M) -> Result<(), M::Error> {
+        map.serialize_entry(wire, value)
+    }
+}
+
+impl<T: Fields + DeserializeOwned + Serialize> Mode<T> for mode::Obj {
+    fn decode<'de, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+        T::deserialize(d)
+    }
+    #[inline]
+    fn decode_into<'de, D: Deserializer<'de>>(d: D, slot: &mut Option<T>) -> Result<(), D::Error> {
+        d.deserialize_map(IntoSlot(slot))
     }
     fn finish<E: de::Error>(slot: Option<T>, wire: &'static str, _: &mut Entries) -> Result<T, E> {
         missing(slot, wire)
