@@ -19,7 +19,8 @@
 //! adds how messages reach the client: WebSocket (`ws`) has one numbered
 //! outbox and the socket of the moment, which a resume replaces; Streamable
 //! HTTP (`http`) has a numbered outbox per stream (the connection's, one per
-//! session) and the SSE bodies reading them. The agent's output is read by
+//! session) and the SSE bodies reading them (`http::sse`). The options and
+//! their defaults are in `options`. The agent's output is read by
 //! one task per connection whether a client is there or not; it waits when
 //! the client is slow, and closes the connection when the client is away and
 //! the output passes the limit.
