@@ -294,11 +294,11 @@ impl Io {
     }
 
     /// The read and write ends of a pipe pair, waiting the chosen way.
-    fn pipes(self, read: OwnedFd, write: OwnedFd) -> io::Result<(Pipe, Pipe)> {
+    fn pipes(self, read: OwnedFd, write: OwnedFd) -> io::Result<(PipeIn, PipeOut)> {
         match self {
             Io::Blocking => Ok((
-                Pipe::Blocking(std::fs::File::from(read)),
-                Pipe::Blocking(std::fs::File::from(write)),
+                PipeIn::Blocking(std::fs::File::from(read)),
+                PipeOut::Blocking(std::fs::File::from(write)),
             )),
             Io::Tokio => {
                 let runtime = Arc::new(
@@ -310,42 +310,45 @@ impl Io {
                 let read = tokio::net::unix::pipe::Receiver::from_owned_fd(read)?;
                 let write = tokio::net::unix::pipe::Sender::from_owned_fd(write)?;
                 Ok((
-                    Pipe::TokioRead(runtime.clone(), read),
-                    Pipe::TokioWrite(runtime, write),
+                    PipeIn::Tokio(runtime.clone(), read),
+                    PipeOut::Tokio(runtime, write),
                 ))
             }
         }
     }
 }
 
-/// One end of a pipe, waited on as its [`Io`] says.
-enum Pipe {
+/// The read end of a pipe, waited on as its [`Io`] says.
+enum PipeIn {
     Blocking(std::fs::File),
-    TokioRead(
+    Tokio(
         Arc<tokio::runtime::Runtime>,
         tokio::net::unix::pipe::Receiver,
     ),
-    TokioWrite(Arc<tokio::runtime::Runtime>, tokio::net::unix::pipe::Sender),
 }
 
-impl io::Read for Pipe {
+/// The write end of a pipe, waited on as its [`Io`] says.
+enum PipeOut {
+    Blocking(std::fs::File),
+    Tokio(Arc<tokio::runtime::Runtime>, tokio::net::unix::pipe::Sender),
+}
+
+impl io::Read for PipeIn {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         use tokio::io::AsyncReadExt;
         match self {
-            Pipe::Blocking(file) => file.read(buf),
-            Pipe::TokioRead(runtime, pipe) => runtime.block_on(pipe.read(buf)),
-            Pipe::TokioWrite(..) => Err(io::Error::other("the write end of a pipe")),
+            PipeIn::Blocking(file) => file.read(buf),
+            PipeIn::Tokio(runtime, pipe) => runtime.block_on(pipe.read(buf)),
         }
     }
 }
 
-impl Write for Pipe {
+impl Write for PipeOut {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         use tokio::io::AsyncWriteExt;
         match self {
-            Pipe::Blocking(file) => file.write(buf),
-            Pipe::TokioWrite(runtime, pipe) => runtime.block_on(pipe.write(buf)),
-            Pipe::TokioRead(..) => Err(io::Error::other("the read end of a pipe")),
+            PipeOut::Blocking(file) => file.write(buf),
+            PipeOut::Tokio(runtime, pipe) => runtime.block_on(pipe.write(buf)),
         }
     }
 
@@ -357,8 +360,8 @@ impl Write for Pipe {
 // ---------------------------------------------------------------------------
 // The agent side.
 
-type AgentIn = Lines<Pipe>;
-type AgentOut = BufWriter<Pipe>;
+type AgentIn = Lines<PipeIn>;
+type AgentOut = BufWriter<PipeOut>;
 
 /// The floor agent: reads the prompt, does the workload, answers, waiting
 /// on its pipes as `io` says.
